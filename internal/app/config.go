@@ -1,0 +1,91 @@
+package app
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"cpesuite/internal/platform/config"
+	"cpesuite/internal/platform/grid"
+	"cpesuite/internal/speedtest"
+)
+
+// Config is the process configuration: shared settings plus each
+// module's own config struct.
+type Config struct {
+	DataDir     string
+	LogLevel    string
+	LogFormat   string
+	StopTimeout time.Duration
+
+	// Addrs maps Listener.Flag() to the configured address.
+	Addrs map[string]string
+	// AddrsSet records which addresses the operator set explicitly.
+	AddrsSet map[string]bool
+
+	Grid      grid.Config
+	Speedtest speedtest.Config
+}
+
+// RegisterFlags registers every variable on s with its default.
+func (c *Config) RegisterFlags(s *config.Set, lookupEnv func(string) (string, bool)) {
+	s.String(&c.DataDir, "data-dir", "CPESUITE_DATA_DIR", "./data", "directory for embedded databases, grid store and files; created on start")
+	s.OneOf(&c.LogLevel, "log.level", "CPESUITE_LOG_LEVEL", "info", "log level", "debug", "info", "warn", "error")
+	s.OneOf(&c.LogFormat, "log.format", "CPESUITE_LOG_FORMAT", "auto", "log format; auto is text on a terminal, JSON otherwise", "auto", "json", "text")
+	s.Duration(&c.StopTimeout, "stop-timeout", "CPESUITE_STOP_TIMEOUT", 10*time.Second, "deadline for stopping all modules after SIGINT/SIGTERM")
+
+	c.Addrs = map[string]string{}
+	c.AddrsSet = map[string]bool{}
+	for _, l := range Listeners {
+		s.Func(config.Var{Flag: l.Flag(), Env: l.Env(), Default: l.Default, Usage: "listen address of " + l.Target + " (" + l.Paths + ")"},
+			func(v string) error {
+				if err := config.ValidateAddr(v); err != nil {
+					return err
+				}
+				c.Addrs[l.Flag()] = v
+				if v != l.Default {
+					c.AddrsSet[l.Flag()] = true
+				}
+				return nil
+			})
+	}
+	c.Grid.RegisterFlags(s)
+	c.Speedtest.RegisterFlags(s)
+}
+
+// Addr returns the configured address of a target's listener.
+func (c *Config) Addr(target, key string) string { return c.Addrs[target+"."+key] }
+
+// Validate fills settings derived from others, then checks cross-field
+// rules after parsing.
+func (c *Config) Validate() error {
+	if c.DataDir == "" {
+		return config.Errorf("CPESUITE_DATA_DIR", "must not be empty")
+	}
+	if c.Grid.StoreDir == "" {
+		c.Grid.StoreDir = filepath.Join(c.DataDir, "grid")
+	}
+	if err := c.Grid.Validate(); err != nil {
+		return err
+	}
+	return c.Speedtest.Validate()
+}
+
+// Prepare creates the data directory and fills paths derived from it.
+func (c *Config) Prepare() error {
+	abs, err := filepath.Abs(c.DataDir)
+	if err != nil {
+		return config.Errorf("CPESUITE_DATA_DIR", "%v", err)
+	}
+	if err := os.MkdirAll(abs, 0o750); err != nil {
+		return config.Errorf("CPESUITE_DATA_DIR", "cannot create %s: %v", abs, err)
+	}
+	c.DataDir = abs
+	return nil
+}
+
+// String is a one-line summary for the start-up log (no secrets here).
+func (c *Config) String() string {
+	return fmt.Sprintf("data-dir=%s grid=%v", c.DataDir, c.Grid.Members)
+}

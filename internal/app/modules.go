@@ -1,0 +1,126 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"sync/atomic"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"cpesuite/internal/platform/grid"
+	"cpesuite/internal/platform/health"
+	"cpesuite/internal/platform/httpx"
+	"cpesuite/internal/platform/metrics"
+	"cpesuite/internal/platform/service"
+	"cpesuite/internal/speedtest"
+)
+
+// Module names. Targets are what operators ask for; the rest are shared
+// infrastructure that targets depend on.
+const (
+	Grid      = "grid"
+	Speedtest = "speedtest"
+)
+
+// modules holds what module inits share: the configuration and the
+// resources set up by dependencies (model: Loki's Loki struct).
+type modules struct {
+	*Manager
+	cfg     *Config
+	log     *slog.Logger
+	metrics *prometheus.Registry
+
+	grid *grid.Grid
+	// servers records each target's HTTP server, so tests can find the
+	// address bound to port 0.
+	servers map[string]*service.HTTPServer
+}
+
+// newModules registers every implemented module. cfg and log may be nil
+// when only the names are needed (`cpesuite targets`).
+func newModules(cfg *Config, log *slog.Logger) *modules {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	m := &modules{Manager: NewManager(log), cfg: cfg, log: log, metrics: metrics.NewRegistry(), servers: map[string]*service.HTTPServer{}}
+	m.Register(Module{Name: Grid, Init: m.initGrid})
+	m.Register(Module{Name: Speedtest, Target: true, Init: m.initSpeedtest})
+	return m
+}
+
+// all is what `cpesuite up` starts without --only: every module, so that
+// shared infrastructure is up and checked even before a target uses it.
+func (m *modules) all() []string { return append([]string{}, m.names...) }
+
+func (m *modules) initGrid(context.Context) (service.Service, error) {
+	cfg := m.cfg.Grid
+	var emb *grid.Embedded
+	var stopping atomic.Bool
+	return service.Funcs{
+		StartFn: func(ctx context.Context) error {
+			if cfg.Embedded() {
+				var err error
+				if emb, err = grid.StartEmbedded(cfg); err != nil {
+					return fmt.Errorf("embedded grid: %w", err)
+				}
+			}
+			g, err := grid.Connect(ctx, cfg, emb)
+			if err != nil {
+				if emb != nil {
+					emb.Shutdown()
+				}
+				return err
+			}
+			m.grid = g
+			g.OnEvent(func(ev grid.Event) {
+				if stopping.Load() {
+					return // our own Close, not news
+				}
+				m.log.Warn("grid connection", "event", ev.Kind.String(), "err", ev.Err)
+			})
+			m.log.Info("grid ready", "embedded", emb != nil, "members", cfg.Members)
+			return nil
+		},
+		StopFn: func(context.Context) error {
+			stopping.Store(true)
+			if m.grid != nil {
+				m.grid.Close()
+			}
+			if emb != nil {
+				emb.Shutdown()
+			}
+			return nil
+		},
+	}, nil
+}
+
+// httpServer assembles a target's server: its routes, health and metrics
+// endpoints, and the common middleware in one order for every target.
+func (m *modules) httpServer(name, addr string, mux *http.ServeMux, hr *health.Registry, ew httpx.ErrorWriter) *service.HTTPServer {
+	health.Mount(mux, "/actuator/health", hr)
+	mux.Handle("GET /metrics", metrics.Handler(m.metrics))
+	h := httpx.Chain(mux,
+		httpx.RequestID,
+		httpx.AccessLog(m.log.With("module", name)),
+		httpx.Recover(m.log.With("module", name), ew),
+		metrics.HTTPMiddleware(m.metrics, name),
+	)
+	s := service.NewHTTPServer(name, addr, h, m.log)
+	m.servers[name] = s
+	return s
+}
+
+func (m *modules) initSpeedtest(context.Context) (service.Service, error) {
+	cfg := m.cfg.Speedtest
+	cfg.Addr = m.cfg.Addr(Speedtest, "addr")
+	st, err := speedtest.New(cfg, m.log.With("module", Speedtest), m.metrics)
+	if err != nil {
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	st.Routes(mux)
+	hr := health.NewRegistry()
+	return m.httpServer(Speedtest, cfg.Addr, mux, hr, httpx.DefaultErrorWriter), nil
+}
