@@ -104,8 +104,8 @@ func (m *modules) httpServer(name, addr string, mux *http.ServeMux, hr *health.R
 	h := httpx.Chain(mux,
 		httpx.RequestID,
 		httpx.AccessLog(m.log.With("module", name)),
-		httpx.Recover(m.log.With("module", name), ew),
 		metrics.HTTPMiddleware(m.metrics, name),
+		httpx.Recover(m.log.With("module", name), ew),
 	)
 	s := service.NewHTTPServer(name, addr, h, m.log)
 	m.servers[name] = s

@@ -8,7 +8,8 @@ import (
 	"net"
 	"net/http"
 	"sync"
-	"time"
+
+	"cpesuite/internal/platform/httpx"
 )
 
 // HTTPServer runs an http.Server as a Service. The listener is bound in
@@ -24,31 +25,20 @@ type HTTPServer struct {
 	ln net.Listener
 }
 
-// NewHTTPServer wraps handler in a server with timeouts suited to our
-// services. There is no WriteTimeout: the speed-test target streams bodies
-// of up to 1 GB and long polls exist elsewhere; slow clients are bounded
-// by the read and idle timeouts instead.
+// NewHTTPServer wraps handler in a server with the platform's timeouts
+// (httpx.NewServer).
 func NewHTTPServer(name, addr string, handler http.Handler, log *slog.Logger) *HTTPServer {
-	return &HTTPServer{
-		Name: name,
-		Addr: addr,
-		Log:  log,
-		Server: &http.Server{
-			Handler:           handler,
-			ReadHeaderTimeout: 10 * time.Second,
-			IdleTimeout:       120 * time.Second,
-			MaxHeaderBytes:    64 << 10,
-			ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
-		},
-	}
+	srv := httpx.NewServer(addr, handler)
+	srv.MaxHeaderBytes = 64 << 10
+	srv.ErrorLog = slog.NewLogLogger(log.Handler(), slog.LevelWarn)
+	return &HTTPServer{Name: name, Addr: addr, Log: log, Server: srv}
 }
 
 // Start binds the listener.
-func (h *HTTPServer) Start(ctx context.Context) error {
-	var lc net.ListenConfig
-	ln, err := lc.Listen(ctx, "tcp", h.Addr)
+func (h *HTTPServer) Start(context.Context) error {
+	ln, err := httpx.Listen(h.Addr)
 	if err != nil {
-		return fmt.Errorf("%s: listen on %s: %w", h.Name, h.Addr, err)
+		return fmt.Errorf("%s: %w", h.Name, err)
 	}
 	h.mu.Lock()
 	h.ln = ln
@@ -71,10 +61,10 @@ func (h *HTTPServer) ListenAddr() net.Addr {
 // Run serves until ctx ends or the server fails.
 func (h *HTTPServer) Run(ctx context.Context) error {
 	errc := make(chan error, 1)
-	go func() { errc <- h.Server.Serve(h.ln) }()
+	go func() { errc <- httpx.Serve(h.Server, h.ln) }()
 	select {
 	case err := <-errc:
-		if errors.Is(err, http.ErrServerClosed) {
+		if err == nil {
 			return nil
 		}
 		return fmt.Errorf("%s: serve: %w", h.Name, err)

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"bytes"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// buildBinary compiles the real command once per test binary run.
+func buildBinary(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "cpesuite")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// TestSignalsStopCleanly starts the real binary, downloads from it, sends
+// SIGTERM (and SIGINT) and expects exit code 0.
+func TestSignalsStopCleanly(t *testing.T) {
+	bin := buildBinary(t)
+	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
+		t.Run(sig.String(), func(t *testing.T) {
+			addr := freeAddr(t)
+			cmd := exec.Command(bin, "up")
+			cmd.Env = append(os.Environ(), "CPESUITE_SPEEDTEST_ADDR="+addr, "CPESUITE_DATA_DIR="+t.TempDir(), "CPESUITE_LOG_FORMAT=json")
+			var logs bytes.Buffer
+			cmd.Stderr = &logs
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			exited := make(chan error, 1)
+			go func() { exited <- cmd.Wait() }()
+
+			deadline := time.Now().Add(10 * time.Second)
+			var n int
+			for {
+				resp, err := http.Get("http://" + addr + "/download?size=1000")
+				if err == nil {
+					b, _ := io.ReadAll(resp.Body)
+					resp.Body.Close()
+					n = len(b)
+					break
+				}
+				if time.Now().After(deadline) {
+					_ = cmd.Process.Kill()
+					t.Fatalf("binary did not serve: %v\n%s", err, logs.String())
+				}
+				time.Sleep(10 * time.Millisecond)
+			}
+			if n != 1000 {
+				t.Fatalf("downloaded %d bytes", n)
+			}
+			if err := cmd.Process.Signal(sig); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case err := <-exited:
+				if err != nil {
+					t.Fatalf("exit after %s: %v\n%s", sig, err, logs.String())
+				}
+			case <-time.After(10 * time.Second):
+				_ = cmd.Process.Kill()
+				t.Fatalf("still running 10 s after %s", sig)
+			}
+			if !strings.Contains(logs.String(), "cpesuite stopped") {
+				t.Errorf("no stop log line:\n%s", logs.String())
+			}
+		})
+	}
+}
+
+func TestMalformedEnvFailsWithOneLine(t *testing.T) {
+	bin := buildBinary(t)
+	cmd := exec.Command(bin, "up")
+	cmd.Env = append(os.Environ(), "CPESUITE_ACS_ADDR=nonsense", "CPESUITE_DATA_DIR="+t.TempDir())
+	out, err := cmd.CombinedOutput()
+	ee, ok := err.(*exec.ExitError)
+	if !ok || ee.ExitCode() != 2 {
+		t.Fatalf("want exit 2, got %v\n%s", err, out)
+	}
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if len(lines) != 1 || !strings.Contains(lines[0], "CPESUITE_ACS_ADDR") {
+		t.Fatalf("want one line naming CPESUITE_ACS_ADDR, got:\n%s", out)
+	}
+}

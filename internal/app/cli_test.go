@@ -1,0 +1,180 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// syncBuffer is a bytes.Buffer safe for the logger and the test to share.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func envMap(m map[string]string) func(string) (string, bool) {
+	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
+}
+
+func runCLI(ctx context.Context, args []string, env map[string]string) (int, string, string) {
+	var out, errb syncBuffer
+	code := CLI(ctx, args, &out, &errb, envMap(env))
+	return code, out.String(), errb.String()
+}
+
+func TestCLIUsageAndConfigErrors(t *testing.T) {
+	dir := t.TempDir()
+	tests := []struct {
+		name     string
+		args     []string
+		env      map[string]string
+		wantCode int
+		wantErr  string // one line of stderr must contain this
+	}{
+		{"no command", nil, nil, 2, "Usage:"},
+		{"unknown command", []string{"start"}, nil, 2, `unknown command "start"`},
+		{"acs addr nonsense", []string{"up"}, map[string]string{"CPESUITE_ACS_ADDR": "nonsense"}, 2, `CPESUITE_ACS_ADDR: invalid value "nonsense"`},
+		{"port not numeric", []string{"up"}, map[string]string{"CPESUITE_TR069_EMULATOR_ADDR": "127.0.0.1:http"}, 2, "CPESUITE_TR069_EMULATOR_ADDR: invalid value"},
+		{"flag addr", []string{"up", "--speedtest.addr=x"}, nil, 2, "--speedtest.addr"},
+		{"bad grid members", []string{"up"}, map[string]string{"GRID_MEMBERS": "a:b:c"}, 2, "GRID_MEMBERS"},
+		{"bad stop timeout", []string{"up"}, map[string]string{"CPESUITE_STOP_TIMEOUT": "10"}, 2, "CPESUITE_STOP_TIMEOUT"},
+		{"bad speedtest cap", []string{"up"}, map[string]string{"CPESUITE_SPEEDTEST_MAX_BYTES": "2000000000"}, 2, "CPESUITE_SPEEDTEST_MAX_BYTES"},
+		{"unknown target", []string{"up", "--only", "speedtest,acs"}, map[string]string{"CPESUITE_DATA_DIR": dir}, 2, `unknown target "acs" (implemented: speedtest)`},
+		{"infrastructure is not a target", []string{"run", "grid"}, map[string]string{"CPESUITE_DATA_DIR": dir}, 2, `unknown target "grid"`},
+		{"run without target", []string{"run"}, map[string]string{"CPESUITE_DATA_DIR": dir}, 2, "name a target"},
+		{"extra args", []string{"run", "speedtest", "acs"}, map[string]string{"CPESUITE_DATA_DIR": dir}, 2, "unexpected arguments"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, _, stderr := runCLI(context.Background(), tt.args, tt.env)
+			if code != tt.wantCode {
+				t.Fatalf("exit %d, want %d; stderr:\n%s", code, tt.wantCode, stderr)
+			}
+			if !strings.Contains(stderr, tt.wantErr) {
+				t.Fatalf("stderr lacks %q:\n%s", tt.wantErr, stderr)
+			}
+			if tt.wantErr != "Usage:" && strings.Count(strings.TrimSpace(stderr), "\n") > 0 && !strings.Contains(stderr, "Usage:") {
+				t.Errorf("a configuration error must be one line:\n%s", stderr)
+			}
+		})
+	}
+}
+
+func TestCLIInfoCommands(t *testing.T) {
+	code, out, _ := runCLI(context.Background(), []string{"targets"}, nil)
+	if code != 0 || !strings.Contains(out, "speedtest  :7580") || !strings.Contains(out, "not implemented yet: acs") {
+		t.Errorf("targets: %d\n%s", code, out)
+	}
+	code, out, _ = runCLI(context.Background(), []string{"version"}, nil)
+	if code != 0 || !strings.HasPrefix(out, "cpesuite ") || !strings.Contains(out, "commit") {
+		t.Errorf("version: %d %q", code, out)
+	}
+	code, out, _ = runCLI(context.Background(), []string{"help", "up"}, nil)
+	if code != 0 || !strings.Contains(out, "--speedtest.addr (env CPESUITE_SPEEDTEST_ADDR") || !strings.Contains(out, "GRID_MEMBERS") {
+		t.Errorf("help up: %d\n%s", code, out)
+	}
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// waitFor polls cond until it holds or the deadline passes.
+func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func TestCLIUpServesAndStopsCleanly(t *testing.T) {
+	for _, args := range [][]string{{"up"}, {"up", "--only", "speedtest"}, {"run", "speedtest"}} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			addr := freeAddr(t)
+			dataDir := t.TempDir() + "/nested/data"
+			env := map[string]string{"CPESUITE_SPEEDTEST_ADDR": addr, "CPESUITE_DATA_DIR": dataDir, "CPESUITE_LOG_FORMAT": "json"}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			var errb syncBuffer
+			done := make(chan int, 1)
+			go func() { done <- CLI(ctx, args, io.Discard, &errb, envMap(env)) }()
+
+			var body []byte
+			waitFor(t, 10*time.Second, "speedtest to answer", func() bool {
+				resp, err := http.Get("http://" + addr + "/download?size=1000")
+				if err != nil {
+					return false
+				}
+				defer resp.Body.Close()
+				body, _ = io.ReadAll(resp.Body)
+				return resp.StatusCode == 200
+			})
+			if len(body) != 1000 {
+				t.Fatalf("downloaded %d bytes, want 1000", len(body))
+			}
+			cancel() // what SIGINT/SIGTERM does in main
+			select {
+			case code := <-done:
+				if code != 0 {
+					t.Fatalf("exit %d after a clean stop; log:\n%s", code, errb.String())
+				}
+			case <-time.After(15 * time.Second):
+				t.Fatal("did not stop")
+			}
+			logs := errb.String()
+			wantGrid := args[0] == "up" && len(args) == 1
+			if strings.Contains(logs, `"grid ready"`) != wantGrid {
+				t.Errorf("grid started=%v, want %v (only `up` without --only starts all modules)", !wantGrid, wantGrid)
+			}
+			for _, want := range []string{`"all modules ready"`, `"cpesuite stopped"`} {
+				if !strings.Contains(logs, want) {
+					t.Errorf("log lacks %s:\n%s", want, logs)
+				}
+			}
+		})
+	}
+}
+
+func TestCLIPortInUseFails(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	env := map[string]string{"CPESUITE_SPEEDTEST_ADDR": ln.Addr().String(), "CPESUITE_DATA_DIR": t.TempDir()}
+	code, _, stderr := runCLI(context.Background(), []string{"up"}, env)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1; stderr:\n%s", code, stderr)
+	}
+	if !strings.Contains(stderr, ln.Addr().String()+" is already in use") {
+		t.Errorf("error does not say the port is taken:\n%s", stderr)
+	}
+}
