@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -98,9 +97,9 @@ func (m *modules) initGrid(context.Context) (service.Service, error) {
 
 // httpServer assembles a target's server: its routes, health and metrics
 // endpoints, and the common middleware in one order for every target.
-func (m *modules) httpServer(name, addr string, mux *http.ServeMux, hr *health.Registry, ew httpx.ErrorWriter) *service.HTTPServer {
-	health.Mount(mux, "/actuator/health", hr)
-	mux.Handle("GET /metrics", metrics.Handler(m.metrics))
+func (m *modules) httpServer(name, addr string, mux *httpx.Mux, hr *health.Registry, ew httpx.ErrorWriter) *service.HTTPServer {
+	health.Mount(mux.ServeMux, "/actuator/health", hr)
+	mux.ServeMux.Handle("GET /metrics", metrics.Handler(m.metrics))
 	h := httpx.Chain(mux,
 		httpx.RequestID,
 		httpx.AccessLog(m.log.With("module", name)),
@@ -119,7 +118,7 @@ func (m *modules) initSpeedtest(context.Context) (service.Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	mux := http.NewServeMux()
+	mux := httpx.NewMux()
 	st.Routes(mux)
 	hr := health.NewRegistry()
 	return m.httpServer(Speedtest, cfg.Addr, mux, hr, httpx.DefaultErrorWriter), nil

@@ -2,7 +2,6 @@ package speedtest
 
 import (
 	_ "embed"
-	"net/http"
 
 	"cpesuite/internal/platform/httpx"
 )
@@ -14,8 +13,8 @@ var openAPIDoc []byte
 func OpenAPI() []byte { return openAPIDoc }
 
 // Routes registers the endpoints and the API documentation on mux.
-func (s *Server) Routes(mux *http.ServeMux) {
+func (s *Server) Routes(mux *httpx.Mux) {
 	mux.HandleFunc("GET /download", s.adapter.H(s.download))
 	mux.HandleFunc("POST /upload", s.adapter.H(s.upload))
-	httpx.ServeOpenAPI(mux, "/openapi.json", "/docs/", "cpesuite speedtest", openAPIDoc)
+	httpx.ServeOpenAPI(mux.ServeMux, "/openapi.json", "/docs/", "cpesuite speedtest", openAPIDoc)
 }

@@ -13,6 +13,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"cpesuite/internal/platform/health"
+	"cpesuite/internal/platform/httpx"
+	"cpesuite/internal/platform/httpx/openapitest"
 	"cpesuite/internal/platform/logx"
 )
 
@@ -22,7 +25,7 @@ func newTestServer(t *testing.T, cfg Config) (*Server, *httptest.Server) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	mux := http.NewServeMux()
+	mux := httpx.NewMux()
 	s.Routes(mux)
 	ts := httptest.NewServer(mux)
 	t.Cleanup(ts.Close)
@@ -220,7 +223,7 @@ func BenchmarkDownload(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	mux := http.NewServeMux()
+	mux := httpx.NewMux()
 	s.Routes(mux)
 	ts := httptest.NewServer(mux)
 	defer ts.Close()
@@ -237,4 +240,18 @@ func BenchmarkDownload(b *testing.B) {
 		}
 		resp.Body.Close()
 	}
+}
+
+// TestOpenAPIMatchesRoutes holds openapi.json against the routes, with the
+// health and metrics endpoints mounted as the app mounts them.
+func TestOpenAPIMatchesRoutes(t *testing.T) {
+	s, err := New(Config{DefaultBytes: 1, MaxBytes: 1}, logx.Discard(), prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	mux := httpx.NewMux()
+	s.Routes(mux)
+	health.Mount(mux.ServeMux, "/actuator/health", health.NewRegistry())
+	mux.ServeMux.Handle("GET /metrics", http.NotFoundHandler())
+	openapitest.Check(t, OpenAPI(), mux)
 }

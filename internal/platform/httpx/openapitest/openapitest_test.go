@@ -1,0 +1,65 @@
+package openapitest
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	"cpesuite/internal/platform/httpx"
+)
+
+// recorder captures failures instead of failing the test.
+type recorder struct {
+	testing.TB
+	errs []string
+}
+
+func (r *recorder) Helper()                   {}
+func (r *recorder) Errorf(f string, a ...any) { r.errs = append(r.errs, f) }
+func (r *recorder) Fatal(a ...any)            { r.errs = append(r.errs, "fatal") }
+func (r *recorder) Fatalf(f string, a ...any) { r.errs = append(r.errs, f) }
+
+const doc = `{"paths": {
+  "/items/{id}": {"get": {}, "delete": {}},
+  "/items": {"post": {}, "parameters": []}
+}}`
+
+func TestCheck(t *testing.T) {
+	nop := func(http.ResponseWriter, *http.Request) {}
+	tests := []struct {
+		name     string
+		routes   []string
+		wantErrs int
+	}{
+		{"exact", []string{"GET /items/{id}", "DELETE /items/{id}", "POST /items"}, 0},
+		{"undocumented route", []string{"GET /items/{id}", "DELETE /items/{id}", "POST /items", "PUT /items"}, 1},
+		{"documented but missing", []string{"GET /items/{id}", "POST /items"}, 1},
+		{"parameter renamed", []string{"GET /items/{key}", "DELETE /items/{id}", "POST /items"}, 2}, // both directions
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			mux := httpx.NewMux()
+			for _, r := range tt.routes {
+				mux.HandleFunc(r, nop)
+			}
+			rec := &recorder{}
+			Check(rec, []byte(doc), mux)
+			if len(rec.errs) != tt.wantErrs {
+				t.Fatalf("got %d failures %q, want %d", len(rec.errs), rec.errs, tt.wantErrs)
+			}
+		})
+	}
+}
+
+func TestOperations(t *testing.T) {
+	ops, err := Operations([]byte(doc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(ops, ","); got != "DELETE /items/{id},GET /items/{id},POST /items" {
+		t.Fatalf("ops %s", got)
+	}
+	if _, err := Operations([]byte("{")); err == nil {
+		t.Fatal("want a parse error")
+	}
+}
