@@ -257,4 +257,3 @@ func (s *Store) DevicesWithOpenTasks(ctx context.Context, kinds ...TaskKind) ([]
 	}
 	return ids, rows.Err()
 }
-

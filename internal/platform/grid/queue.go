@@ -184,6 +184,12 @@ func (q *Queue) fetch(ctx context.Context, limit int, wait time.Duration) ([]*De
 		return nil, fmt.Errorf("fetching from queue %q: %w", q.name, err)
 	}
 	var out []*Delivery
+	t0 := time.Now()
+	defer func() {
+		if time.Since(t0) > 500*time.Millisecond {
+			println("DBG slow fetch", q.name, limit, wait.String(), time.Since(t0).String(), len(out))
+		}
+	}()
 	msgs := batch.Messages()
 recv:
 	for {
