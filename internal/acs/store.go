@@ -522,3 +522,13 @@ func (s *Store) CountDevices(ctx context.Context) (total, online int64, err erro
 	err = s.db.QueryRowContext(ctx, s.q(`SELECT COUNT(*), COALESCE(SUM(CASE WHEN online = ? THEN 1 ELSE 0 END), 0) FROM acs_devices`), true).Scan(&total, &online)
 	return total, online, err
 }
+
+// AuthPassword returns the per-device CPE password for username.
+func (s *Store) AuthPassword(ctx context.Context, username string) (string, bool, error) {
+	var pw string
+	err := s.db.QueryRowContext(ctx, s.q(`SELECT auth_password FROM acs_devices WHERE auth_username = ? AND auth_password <> '' LIMIT 1`), username).Scan(&pw)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", false, nil
+	}
+	return pw, err == nil, err
+}

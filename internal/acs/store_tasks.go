@@ -92,9 +92,13 @@ func (s *Store) Enqueue(ctx context.Context, label string, tasks []NewTask) (Tra
 	return txn, nil
 }
 
-// NextTask returns the device's oldest open task, or nil.
+// NextTask returns the device's oldest open task that can move in a
+// session, or nil. Tasks waiting for the CPE to report back (a diagnostic
+// before 8 DIAGNOSTICS COMPLETE, a transfer before TransferComplete) are
+// skipped.
 func (s *Store) NextTask(ctx context.Context, deviceID int64) (*Task, error) {
-	t, err := scanTask(s.db.QueryRowContext(ctx, s.q(taskSelect+` WHERE device_id = ? AND state IN ('pending', 'running') ORDER BY id LIMIT 1`), deviceID))
+	t, err := scanTask(s.db.QueryRowContext(ctx, s.q(taskSelect+` WHERE device_id = ? AND state IN ('pending', 'running')
+		AND phase NOT IN ('waiting', 'transfer') ORDER BY id LIMIT 1`), deviceID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
 	}
@@ -256,4 +260,57 @@ func (s *Store) DevicesWithOpenTasks(ctx context.Context, kinds ...TaskKind) ([]
 		ids = append(ids, id)
 	}
 	return ids, rows.Err()
+}
+
+// diagKinds is the SQL list of diagnostic task kinds.
+const diagKinds = `('DownloadDiagnostics', 'UploadDiagnostics', 'IPPing')`
+
+// AdvanceDiagnostics makes the device's diagnostics that waited for
+// 8 DIAGNOSTICS COMPLETE ready to fetch their results.
+func (s *Store) AdvanceDiagnostics(ctx context.Context, deviceID int64) (int64, error) {
+	res, err := s.db.ExecContext(ctx, s.q(`UPDATE acs_tasks SET phase = 'get', updated_at = ?
+		WHERE device_id = ? AND state = 'running' AND phase = 'waiting' AND kind IN `+diagKinds), time.Now().UTC(), deviceID)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// DiagnosticsInFlight counts diagnostics started and not finished.
+func (s *Store) DiagnosticsInFlight(ctx context.Context) (int64, error) {
+	var n int64
+	err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM acs_tasks WHERE state = 'running' AND kind IN `+diagKinds+` AND phase <> 'sent'`).Scan(&n)
+	return n, err
+}
+
+// TransferTasks returns the device's transfers waiting for TransferComplete.
+func (s *Store) TransferTasks(ctx context.Context, deviceID int64) ([]Task, error) {
+	rows, err := s.db.QueryContext(ctx, s.q(taskSelect+` WHERE device_id = ? AND state = 'running' AND phase = 'transfer' ORDER BY id`), deviceID)
+	if err != nil {
+		return nil, err
+	}
+	return scanTasks(rows)
+}
+
+// ExpireWaiting faults tasks that waited for the CPE (diagnostics,
+// transfers) since before cutoff, and returns them.
+func (s *Store) ExpireWaiting(ctx context.Context, cutoff time.Time) ([]Task, error) {
+	rows, err := s.db.QueryContext(ctx, s.q(taskSelect+` WHERE state = 'running' AND phase IN ('set', 'waiting', 'get', 'transfer') AND updated_at < ? ORDER BY id`), cutoff.UTC())
+	if err != nil {
+		return nil, err
+	}
+	tasks, err := scanTasks(rows)
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now().UTC()
+	for i := range tasks {
+		t := &tasks[i]
+		t.State, t.FinishedAt = TaskFault, &now
+		t.Fault = &Fault{Message: "the CPE did not report back within the time-out (phase " + t.Phase + ")"}
+		if err := s.SaveTask(ctx, t); err != nil {
+			return nil, err
+		}
+	}
+	return tasks, nil
 }
