@@ -37,7 +37,9 @@ func diagObject(dataModel string, kind TaskKind) string {
 func diagSetValues(dataModel string, kind TaskKind, a DiagnosticsArgs, speedtestURL string) []SetValue {
 	obj := diagObject(dataModel, kind)
 	var vals []SetValue
-	add := func(name, value, typ string) { vals = append(vals, SetValue{Name: obj + name, Value: value, Type: typ}) }
+	add := func(name, value, typ string) {
+		vals = append(vals, SetValue{Name: obj + name, Value: value, Type: typ})
+	}
 	u32 := func(n uint32) string { return strconv.FormatUint(uint64(n), 10) }
 	if a.Interface != "" {
 		add("Interface", a.Interface, "xsd:string")

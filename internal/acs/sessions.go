@@ -21,8 +21,8 @@ type session struct {
 
 	mu       sync.Mutex // one message of a session at a time
 	lastSeen time.Time  // guarded by sessionTable.mu
-	current  *Task  // task whose RPC awaits the CPE's answer
-	rpcID    string // cwmp:ID of that RPC
+	current  *Task      // task whose RPC awaits the CPE's answer
+	rpcID    string     // cwmp:ID of that RPC
 	rpcSent  time.Time
 	diagSlot bool // current holds a diagnostics slot
 	ended    bool
