@@ -37,12 +37,12 @@ func main() {
 }
 
 func once(bin, sub string) (time.Duration, time.Duration, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	addr, err := freeAddr()
 	if err != nil {
 		return 0, 0, err
 	}
-	addr := ln.Addr().String()
-	ln.Close()
+	acsAddr, _ := freeAddr()
+	apiAddr, _ := freeAddr()
 	dir, err := os.MkdirTemp("", "cpesuite-startup-")
 	if err != nil {
 		return 0, 0, err
@@ -50,7 +50,8 @@ func once(bin, sub string) (time.Duration, time.Duration, error) {
 	defer os.RemoveAll(dir)
 
 	cmd := exec.Command(bin, sub)
-	cmd.Env = append(os.Environ(), "CPESUITE_SPEEDTEST_ADDR="+addr, "CPESUITE_DATA_DIR="+dir, "CPESUITE_LOG_LEVEL=warn")
+	cmd.Env = append(os.Environ(), "CPESUITE_SPEEDTEST_ADDR="+addr, "CPESUITE_DATA_DIR="+dir, "CPESUITE_LOG_LEVEL=warn",
+		"CPESUITE_ACS_ADDR="+acsAddr, "CPESUITE_ACS_API_ADDR="+apiAddr)
 	client := &http.Client{Timeout: time.Second}
 	began := time.Now()
 	if err := cmd.Start(); err != nil {
@@ -94,4 +95,13 @@ func median(d []time.Duration) time.Duration {
 	s := slices.Clone(d)
 	slices.Sort(s)
 	return s[len(s)/2]
+}
+
+func freeAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
 }

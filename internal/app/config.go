@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"cpesuite/internal/acs"
 	"cpesuite/internal/platform/config"
 	"cpesuite/internal/platform/grid"
 	"cpesuite/internal/speedtest"
@@ -26,6 +27,7 @@ type Config struct {
 
 	Grid      grid.Config
 	Speedtest speedtest.Config
+	ACS       acs.Config
 }
 
 // RegisterFlags registers every variable on s with its default.
@@ -52,6 +54,7 @@ func (c *Config) RegisterFlags(s *config.Set, lookupEnv func(string) (string, bo
 	}
 	c.Grid.RegisterFlags(s)
 	c.Speedtest.RegisterFlags(s)
+	c.ACS.RegisterFlags(s)
 }
 
 // Addr returns the configured address of a target's listener.
@@ -69,7 +72,10 @@ func (c *Config) Validate() error {
 	if err := c.Grid.Validate(); err != nil {
 		return err
 	}
-	return c.Speedtest.Validate()
+	if err := c.Speedtest.Validate(); err != nil {
+		return err
+	}
+	return c.ACS.Validate()
 }
 
 // Prepare creates the data directory and fills paths derived from it.

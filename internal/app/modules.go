@@ -8,6 +8,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"cpesuite/internal/acs"
 	"cpesuite/internal/platform/grid"
 	"cpesuite/internal/platform/health"
 	"cpesuite/internal/platform/httpx"
@@ -21,6 +22,7 @@ import (
 const (
 	Grid      = "grid"
 	Speedtest = "speedtest"
+	ACS       = "acs"
 )
 
 // modules holds what module inits share: the configuration and the
@@ -45,6 +47,7 @@ func newModules(cfg *Config, log *slog.Logger) *modules {
 	}
 	m := &modules{Manager: NewManager(log), cfg: cfg, log: log, metrics: metrics.NewRegistry(), servers: map[string]*service.HTTPServer{}}
 	m.Register(Module{Name: Grid, Init: m.initGrid})
+	m.Register(Module{Name: ACS, Target: true, Init: m.initACS})
 	m.Register(Module{Name: Speedtest, Target: true, Init: m.initSpeedtest})
 	return m
 }
@@ -122,4 +125,48 @@ func (m *modules) initSpeedtest(context.Context) (service.Service, error) {
 	st.Routes(mux)
 	hr := health.NewRegistry()
 	return m.httpServer(Speedtest, cfg.Addr, mux, hr, httpx.DefaultErrorWriter), nil
+}
+
+func (m *modules) initACS(ctx context.Context) (service.Service, error) {
+	cfg := m.cfg.ACS
+	cfg.Addr, cfg.APIAddr = m.cfg.Addr(ACS, "addr"), m.cfg.Addr(ACS, "api-addr")
+	log := m.log.With("module", ACS)
+	pw, source, err := acs.EnsurePassword(cfg.Password, m.cfg.DataDir)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Password = pw
+	log.Info("CPE credentials", "username", cfg.Username, "password_from", source)
+	db, err := acs.OpenDB(ctx, cfg, m.cfg.DataDir)
+	if err != nil {
+		return nil, fmt.Errorf("acs device store: %w", err)
+	}
+	store, err := acs.OpenStore(ctx, db, cfg.DefaultDomain)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	a, err := acs.New(cfg, store, log, m.metrics)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	hr := health.NewRegistry()
+	hr.Register("db", health.Ping(db.PingContext), "readiness")
+
+	cwmpMux := httpx.NewMux()
+	cwmpMux.Handle("POST "+cfg.CWMPPath, a)
+	cwmpSrv := m.httpServer(ACS, cfg.Addr, cwmpMux, hr, httpx.DefaultErrorWriter)
+
+	apiMux := httpx.NewMux()
+	acs.NewAPI(a).Routes(apiMux)
+	apiSrv := m.httpServer(ACS+"-api", cfg.APIAddr, apiMux, hr, httpx.DefaultErrorWriter)
+
+	// Stopped in reverse: servers first, then the loops, the DB last.
+	return service.Group{
+		service.Funcs{StopFn: func(context.Context) error { return db.Close() }},
+		a.Services(),
+		cwmpSrv,
+		apiSrv,
+	}, nil
 }
