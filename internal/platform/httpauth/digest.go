@@ -5,6 +5,73 @@ import (
 	"strings"
 )
 
+// DigestAuthorization is the content of an "Authorization: Digest ..."
+// header (RFC 7616 §3.4). Values are unquoted; Username is decoded from
+// username* when the client used that form.
+type DigestAuthorization struct {
+	Username  string
+	Realm     string
+	URI       string
+	Algorithm string // as sent; empty means MD5
+	Nonce     string
+	NC        string // nonce count, 8 hex digits
+	CNonce    string
+	QOP       string
+	Response  string
+	Opaque    string
+	Userhash  bool
+}
+
+// String formats d as an Authorization header value. Parsing the result
+// gives d back. A username that cannot travel in a quoted-string (control
+// characters) is sent as username* (RFC 7616 §4).
+func (d DigestAuthorization) String() string {
+	var b strings.Builder
+	b.Grow(256)
+	b.WriteString("Digest ")
+	if needsExtValue(d.Username) {
+		b.WriteString("username*=UTF-8''")
+		b.WriteString(encodeExtValue(d.Username))
+	} else {
+		b.WriteString("username=")
+		writeQuoted(&b, d.Username)
+	}
+	b.WriteString(", realm=")
+	writeQuoted(&b, d.Realm)
+	b.WriteString(", uri=")
+	writeQuoted(&b, d.URI)
+	// RFC 7616 writes algorithm, qop and nc as tokens; some servers refuse
+	// them quoted, so quote only what is not a token.
+	if d.Algorithm != "" {
+		b.WriteString(", algorithm=")
+		writeTokenOrQuoted(&b, d.Algorithm)
+	}
+	b.WriteString(", nonce=")
+	writeQuoted(&b, d.Nonce)
+	if d.NC != "" {
+		b.WriteString(", nc=")
+		writeTokenOrQuoted(&b, d.NC)
+	}
+	if d.CNonce != "" {
+		b.WriteString(", cnonce=")
+		writeQuoted(&b, d.CNonce)
+	}
+	if d.QOP != "" {
+		b.WriteString(", qop=")
+		writeTokenOrQuoted(&b, d.QOP)
+	}
+	b.WriteString(", response=")
+	writeQuoted(&b, d.Response)
+	if d.Opaque != "" {
+		b.WriteString(", opaque=")
+		writeQuoted(&b, d.Opaque)
+	}
+	if d.Userhash {
+		b.WriteString(", userhash=true")
+	}
+	return b.String()
+}
+
 // ComputeResponse returns the "response" value for d (RFC 7616 §3.4.1):
 // the digest over the credentials, d's nonce, nonce count, client nonce and
 // qop, and the request's method and d.URI. The client side uses it to fill

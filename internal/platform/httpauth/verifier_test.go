@@ -1,6 +1,7 @@
 package httpauth_test
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"errors"
@@ -24,7 +25,7 @@ func TestVerifyDigest(t *testing.T) {
 
 	tests := []struct {
 		name   string
-		target string // request target; uri when empty
+		method string // of the request; POST, which is signed, when empty
 		edit   func(*httpauth.DigestAuthorization)
 		after  func(string) string // edits the signed header
 		noQop  bool                // Verifier.AllowNoQop
@@ -73,7 +74,7 @@ func TestVerifyDigest(t *testing.T) {
 		{name: "algorithm case-insensitive", edit: func(d *httpauth.DigestAuthorization) { d.Algorithm = "sha-256" }},
 		{name: "userhash", edit: func(d *httpauth.DigestAuthorization) { d.Userhash = true }, want: httpauth.ErrBadCredentials},
 		{name: "missing uri", edit: func(d *httpauth.DigestAuthorization) { d.URI = "" }, want: httpauth.ErrBadCredentials},
-		{name: "wrong method", target: "PUT", want: httpauth.ErrBadCredentials},
+		{name: "wrong method", method: http.MethodPut, want: httpauth.ErrBadCredentials},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -83,11 +84,7 @@ func TestVerifyDigest(t *testing.T) {
 			if tc.after != nil {
 				h = tc.after(h)
 			}
-			method := http.MethodPost
-			if tc.target == "PUT" {
-				method = http.MethodPut
-			}
-			user, err := v.Verify(request(method, uri, h))
+			user, err := v.Verify(request(cmp.Or(tc.method, http.MethodPost), uri, h))
 			wantErr(t, err, tc.want)
 			if err == nil && user != "cpe-0001" {
 				t.Fatalf("user = %q", user)
