@@ -649,3 +649,10 @@ func (api *API) stats(w http.ResponseWriter, r *http.Request) error {
 	return httpx.WriteJSON(w, http.StatusOK, Stats{Devices: total, Online: online, ActiveSessions: api.acs.sessions.active(),
 		TasksPending: pending, TasksRunning: running})
 }
+
+// newAPIMux returns a mux with the API routes (tests and the module).
+func newAPIMux(a *ACS) *httpx.Mux {
+	mux := httpx.NewMux()
+	NewAPI(a).Routes(mux)
+	return mux
+}

@@ -97,7 +97,7 @@ func (c *ConnRequester) request(ctx context.Context, d Device) error {
 	if user == "" {
 		user, pass = c.cfg.Username, c.cfg.Password
 	}
-	client := &httpauth.Client{HTTP: c.http, Username: user, Password: pass, PreferDigest: true}
+	client := &httpauth.Client{HTTP: c.http, Username: user, Password: pass}
 	backoff := c.cfg.Backoff
 	var last error
 	for attempt := 1; attempt <= c.cfg.Attempts; attempt++ {
