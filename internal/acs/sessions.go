@@ -24,7 +24,6 @@ type session struct {
 	current  *Task      // task whose RPC awaits the CPE's answer
 	rpcID    string     // cwmp:ID of that RPC
 	rpcSent  time.Time
-	diagSlot bool // current holds a diagnostics slot
 	ended    bool
 }
 

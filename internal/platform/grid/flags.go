@@ -1,6 +1,8 @@
 package grid
 
 import (
+	"errors"
+
 	"cpesuite/internal/platform/config"
 )
 
@@ -13,6 +15,10 @@ func (c *Config) RegisterFlags(s *config.Set) {
 		func(v string) error {
 			m, err := ParseMembers(v)
 			if err != nil {
+				// The loader names the variable itself.
+				if inner := errors.Unwrap(err); inner != nil {
+					return inner
+				}
 				return err
 			}
 			c.Members = m

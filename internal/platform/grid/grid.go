@@ -49,10 +49,26 @@ func Connect(ctx context.Context, cfg Config, emb *Embedded) (*Grid, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("connecting to grid: %w", err)
 	}
+	// With an in-process server the URL is not dialled; nats.go only wants
+	// one to be there.
+	dial, target := nats.DefaultURL, "in-process server"
+	if emb == nil {
+		urls := make([]string, 0, len(cfg.Members))
+		for _, m := range cfg.Members {
+			hp, err := normalizeMember(m)
+			if err != nil {
+				return nil, fmt.Errorf("connecting to grid: %s: %w", EnvMembers, err)
+			}
+			urls = append(urls, "nats://"+hp)
+		}
+		dial = strings.Join(urls, ",")
+		target = dial
+	}
 	timeout := cfg.ConnectTimeout
 	if timeout <= 0 {
 		timeout = DefaultConfig().ConnectTimeout
 	}
+
 	g := &Grid{events: newDispatcher(), timeout: timeout}
 	opts := []nats.Option{
 		nats.Name(cfg.Name),
@@ -71,32 +87,13 @@ func Connect(ctx context.Context, cfg Config, emb *Embedded) (*Grid, error) {
 			g.events.finish()
 		}),
 	}
-	// With an in-process server the URL is not dialled; it only names the
-	// target in errors.
-	url := "in-process server"
 	if emb != nil {
 		opts = append(opts, nats.InProcessServer(emb.Server()))
-	} else {
-		urls := make([]string, 0, len(cfg.Members))
-		for _, m := range cfg.Members {
-			hp, err := normalizeMember(m)
-			if err != nil {
-				g.events.finish()
-				return nil, fmt.Errorf("connecting to grid: %s: %w", EnvMembers, err)
-			}
-			urls = append(urls, "nats://"+hp)
-		}
-		url = strings.Join(urls, ",")
-	}
-
-	dial := url
-	if emb != nil {
-		dial = nats.DefaultURL
 	}
 	nc, err := connect(ctx, dial, opts)
 	if err != nil {
 		g.events.finish()
-		return nil, fmt.Errorf("connecting to grid at %s: %w", url, err)
+		return nil, fmt.Errorf("connecting to grid at %s: %w", target, err)
 	}
 	js, err := jetstream.New(nc)
 	if err != nil {

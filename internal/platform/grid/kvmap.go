@@ -83,12 +83,17 @@ func NewMap(ctx context.Context, g *Grid, name string, opts MapOptions) (*Map, e
 	if opts.Memory {
 		cfg.Storage = jetstream.MemoryStorage
 	}
+	var kv jetstream.KeyValue
+	create := func() (err error) {
+		kv, err = g.js.CreateOrUpdateKeyValue(ctx, cfg)
+		return err
+	}
 	native := true
-	kv, err := g.js.CreateOrUpdateKeyValue(ctx, cfg)
+	err := retryStoreCreate(create)
 	if errors.Is(err, jetstream.ErrLimitMarkerTTLNotSupported) {
 		native = false
 		cfg.LimitMarkerTTL = 0
-		kv, err = g.js.CreateOrUpdateKeyValue(ctx, cfg)
+		err = retryStoreCreate(create)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("creating bucket for map %q: %w", name, err)
@@ -346,6 +351,10 @@ func (m *Map) live(hdr nats.Header, stored, now time.Time) bool {
 		ttl = parseTTL(v)
 	} else if v := hdr.Get(fallbackTTLHeader); v != "" {
 		ttl = parseTTL(v)
+	}
+	if m.ttl > 0 && (ttl <= 0 || ttl > m.ttl) {
+		// The bucket TTL removes every entry at that age, whatever its own.
+		ttl = m.ttl
 	}
 	return ttl <= 0 || now.Before(stored.Add(ttl))
 }

@@ -18,6 +18,11 @@ const (
 
 	defaultAckWait    = 30 * time.Second
 	defaultDuplicates = 2 * time.Minute
+
+	// readyWait is how long a pull for "what is ready now" stays open.
+	// Ready messages go out the moment the server gets the request, so this
+	// only bounds the wait when fewer than asked for are ready.
+	readyWait = 5 * time.Millisecond
 )
 
 // QueueOptions tune a work queue. The zero value is a file-backed queue with
@@ -90,7 +95,7 @@ func NewQueue(ctx context.Context, g *Grid, name string, opts QueueOptions) (*Qu
 	if opts.Memory {
 		storage = jetstream.MemoryStorage
 	}
-	s, err := g.js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{
+	scfg := jetstream.StreamConfig{
 		Name:       q.stream,
 		Subjects:   []string{q.subject},
 		Retention:  jetstream.WorkQueuePolicy,
@@ -100,6 +105,11 @@ func NewQueue(ctx context.Context, g *Grid, name string, opts QueueOptions) (*Qu
 		Duplicates: opts.Duplicates,
 		MaxMsgs:    -1,
 		MaxBytes:   -1,
+	}
+	var s jetstream.Stream
+	err = retryStoreCreate(func() (err error) {
+		s, err = g.js.CreateOrUpdateStream(ctx, scfg)
+		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("creating stream for queue %q: %w", name, err)
@@ -137,29 +147,26 @@ func (q *Queue) Publish(ctx context.Context, data []byte, msgID string) error {
 	return nil
 }
 
-// Fetch returns up to limit deliveries. It waits up to wait for the first one
-// and then takes whatever else is ready without waiting more, so a worker
-// gets work as soon as there is some. No messages within wait is not an
-// error: the result is empty. With wait 0 it does not wait at all.
+// Fetch returns up to limit deliveries. It waits up to wait for the first
+// one and then takes whatever else is ready, so a worker gets work as soon as
+// there is some rather than when a full batch has gathered. No messages
+// within wait is not an error: the result is empty. With wait 0 it only
+// takes what is ready.
 func (q *Queue) Fetch(ctx context.Context, limit int, wait time.Duration) ([]*Delivery, error) {
 	if limit <= 0 {
 		return nil, fmt.Errorf("%w: fetch limit must be positive, got %d", ErrInvalid, limit)
-	}
-	out, err := q.fetch(ctx, limit, 0)
-	if err != nil || len(out) > 0 || wait <= 0 {
-		return out, err
 	}
 	if deadline, ok := ctx.Deadline(); ok {
 		wait = min(wait, time.Until(deadline))
 	}
 	if wait <= 0 {
-		return nil, nil
+		return q.fetch(ctx, limit, readyWait)
 	}
-	out, err = q.fetch(ctx, 1, wait)
+	out, err := q.fetch(ctx, 1, wait)
 	if err != nil || len(out) == 0 || limit == 1 {
 		return out, err
 	}
-	more, err := q.fetch(ctx, limit-1, 0)
+	more, err := q.fetch(ctx, limit-1, readyWait)
 	if err != nil {
 		// The first delivery is ours already; hand it out rather than let it
 		// wait for AckWait.
@@ -168,28 +175,19 @@ func (q *Queue) Fetch(ctx context.Context, limit int, wait time.Duration) ([]*De
 	return append(out, more...), nil
 }
 
-// fetch makes one pull request; wait 0 asks only for messages that are
-// ready now.
+// fetch makes one pull request for up to limit messages that expires after
+// wait.
+//
+// It never uses the server's no-wait pulls: NATS 2.9 sometimes keeps such a
+// request open after the client has given up on it, and a redelivery sent
+// to it is then lost until AckWait passes again. An expiring request ends
+// at the same moment for client and server.
 func (q *Queue) fetch(ctx context.Context, limit int, wait time.Duration) ([]*Delivery, error) {
-	var (
-		batch jetstream.MessageBatch
-		err   error
-	)
-	if wait > 0 {
-		batch, err = q.cons.Fetch(limit, jetstream.FetchMaxWait(wait))
-	} else {
-		batch, err = q.cons.FetchNoWait(limit)
-	}
+	batch, err := q.cons.Fetch(limit, jetstream.FetchMaxWait(wait))
 	if err != nil {
 		return nil, fmt.Errorf("fetching from queue %q: %w", q.name, err)
 	}
 	var out []*Delivery
-	t0 := time.Now()
-	defer func() {
-		if time.Since(t0) > 500*time.Millisecond {
-			println("DBG slow fetch", q.name, limit, wait.String(), time.Since(t0).String(), len(out))
-		}
-	}()
 	msgs := batch.Messages()
 recv:
 	for {

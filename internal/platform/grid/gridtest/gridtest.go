@@ -615,6 +615,12 @@ func fetch(t *testing.T, q *grid.Queue, limit int, wait time.Duration) []*grid.D
 
 // fetchN fetches until exactly n deliveries have arrived, failing if more
 // arrive or the deadline passes.
+//
+// Each pull stays open for a long time and returns as soon as a message
+// comes. Short pulls would be worse: NATS 2.9 can lose a redelivery that
+// falls due just as a pull request expires (the delivery is counted but
+// never sent, so it comes again only after another AckWait), and pulls
+// expiring every 100 ms with an AckWait of 200 ms hit that often.
 func fetchN(t *testing.T, q *grid.Queue, n int) []*grid.Delivery {
 	t.Helper()
 	var got []*grid.Delivery
@@ -623,7 +629,7 @@ func fetchN(t *testing.T, q *grid.Queue, n int) []*grid.Delivery {
 		if time.Now().After(deadline) {
 			t.Fatalf("got %d deliveries within %s, want %d", len(got), waitFor, n)
 		}
-		got = append(got, fetch(t, q, n-len(got), 100*time.Millisecond)...)
+		got = append(got, fetch(t, q, n-len(got), time.Until(deadline))...)
 	}
 	if len(got) != n {
 		t.Fatalf("got %d deliveries, want %d", len(got), n)
