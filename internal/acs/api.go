@@ -4,6 +4,7 @@ import (
 	"context"
 	_ "embed"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"slices"
 	"strconv"
@@ -444,6 +445,9 @@ func (api *API) connectionRequest(w http.ResponseWriter, r *http.Request) error 
 	if err := api.acs.ConnectionRequest(r.Context(), id); err != nil {
 		if _, ok := apperr.As(err); ok {
 			return err
+		}
+		if errors.Is(err, ErrNoConnectionRequestURL) {
+			return apperr.Conflict("NO_CONNECTION_REQUEST_URL", "device %d has not reported a connection request URL yet", id)
 		}
 		return apperr.Wrap(apperr.ErrUpstream, err, "CONNECTION_REQUEST_FAILED", "connection request failed: "+err.Error())
 	}
