@@ -621,3 +621,63 @@ func TestBadInputLeavesStateUnchanged(t *testing.T) {
 		t.Fatalf("GET: %d", resp.StatusCode)
 	}
 }
+
+// TestEnqueueWithConnectionRequestAndWait: the API sends a connection
+// request, the CPE opens a session, and the caller gets 200 with the
+// result within its wait.
+func TestEnqueueWithConnectionRequestAndWait(t *testing.T) {
+	forACS(t, func(t *testing.T, db *sqlstore.DB) {
+		cfg := testConfig()
+		cfg.ConnReq.Username, cfg.ConnReq.Password = "acs", "cr-pass"
+		a := startACS(t, db, cfg)
+		cpe := newCPE(t, a.srv.URL, "CRW1", DataModelTR098)
+		v := &httpauth.Verifier{Digest: true, Creds: httpauth.StaticCredentials{"acs": "cr-pass"}}
+		sessions := make(chan []string, 1)
+		cr := httptest.NewServer(v.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			go func() { sessions <- cpe.session(cwmp.EventConnectionRequest) }()
+			w.WriteHeader(http.StatusOK)
+		})))
+		defer cr.Close()
+		cpe.params["InternetGatewayDevice.ManagementServer.ConnectionRequestURL"] = cwmp.String(cr.URL + "/cr")
+		cpe.session(cwmp.EventBootstrap)
+		dev := deviceID(t, a, cpe)
+
+		body := `{"tasks":[{"kind":"GetParameterValues","args":{"names":["InternetGatewayDevice.DeviceInfo.UpTime"]}}],"connectionRequest":true,"waitSeconds":20}`
+		resp, err := http.Post(fmt.Sprintf("%s/acs/devices/%d/tasks", a.api.URL, dev), "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("status %d: %s", resp.StatusCode, raw)
+		}
+		for _, want := range []string{`"state":"done"`, `"connectionRequest":{"ok":true}`, `"InternetGatewayDevice.DeviceInfo.UpTime":{"v":"42"`} {
+			if !strings.Contains(string(raw), want) {
+				t.Errorf("answer lacks %s: %s", want, raw)
+			}
+		}
+		if got := <-sessions; strings.Join(got, ",") != "GetParameterValues" {
+			t.Fatalf("session got %v", got)
+		}
+
+		// A CPE that does not answer: 202, the task stays queued with the
+		// failure recorded.
+		cr.Close()
+		body = `{"tasks":[{"kind":"Reboot"}],"connectionRequest":true,"waitSeconds":1}`
+		resp, err = http.Post(fmt.Sprintf("%s/acs/devices/%d/tasks", a.api.URL, dev), "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ = io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusAccepted || !strings.Contains(string(raw), `"connectionRequest":{"ok":false`) ||
+			!strings.Contains(string(raw), `"state":"pending"`) {
+			t.Fatalf("unreachable CPE: %d %s", resp.StatusCode, raw)
+		}
+		open, _ := a.store.OpenTasks(context.Background(), dev)
+		if len(open) != 1 || open[0].ConnReqError == "" {
+			t.Fatalf("open tasks %+v", open)
+		}
+	})
+}
