@@ -247,7 +247,7 @@ func (d *decoder) skip() error {
 // checkText validates the references in text that is not otherwise read, so
 // that a malformed document is rejected wherever the error is.
 func (d *decoder) checkText() error {
-	if d.s.cdata || strings.IndexByte(d.s.text, '&') < 0 {
+	if !d.s.special {
 		return nil
 	}
 	if _, bad := unescape(d.s.text); bad >= 0 {
@@ -312,7 +312,7 @@ func (d *decoder) text() (string, error) {
 
 func (d *decoder) tokenText() (string, error) {
 	t := d.s.text
-	if d.s.cdata || !needsUnescape(t) {
+	if !d.s.special {
 		return t, nil
 	}
 	u, bad := unescape(t)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -83,4 +84,42 @@ func lineDiff(want, got string) string {
 		}
 	}
 	return "(no line differs)"
+}
+
+// arrayElements hold array items: any child there is an item, so vendor
+// elements are not injected into them.
+var arrayElements = map[string]bool{
+	"SOAP-ENV:Envelope": true, "SOAP-ENV:Body": true,
+	"ParameterList": true, "Event": true, "ParameterNames": true, "MethodList": true, "AccessList": true,
+	"FileTypeArg": true, "TimeWindowList": true, "TransferList": true, "OptionList": true, "VoucherList": true,
+}
+
+var complexStart = regexp.MustCompile(`<([A-Za-z:-]+)( [^>]*)?>\n( *)`)
+
+// TestVendorExtensionsAreSkipped injects unknown elements, with attributes,
+// children and text, as the first child of every struct in every golden file;
+// decoding must give the sample unchanged.
+func TestVendorExtensionsAreSkipped(t *testing.T) {
+	for _, s := range samples {
+		t.Run(s.name, func(t *testing.T) {
+			data, err := os.ReadFile(filepath.Join("testdata", "golden", s.name+".xml"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			injected := complexStart.ReplaceAllStringFunc(string(data), func(m string) string {
+				sub := complexStart.FindStringSubmatch(m)
+				if arrayElements[sub[1]] {
+					return m
+				}
+				return m + sub[3] + `<X_ACME_Ext a="1"><Value>v</Value>t&amp;<b/></X_ACME_Ext>` + "\n" + sub[3]
+			})
+			env, err := Decode([]byte(injected))
+			if err != nil {
+				t.Fatalf("Decode: %v\n%s", err, injected)
+			}
+			if !reflect.DeepEqual(env, s.env) {
+				t.Fatalf("Decode with extensions =\n%#v\nwant\n%#v\n%s", env.Body, s.env.Body, injected)
+			}
+		})
+	}
 }

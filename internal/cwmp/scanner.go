@@ -60,7 +60,9 @@ type scanner struct {
 	empty  bool   // the start tag was self-closing
 	text   string // text: raw, or literal for CDATA
 	cdata  bool
-	offset int // where the token starts in src
+	// special is set for text holding '&' or CR, which needs unescape.
+	special bool
+	offset  int // where the token starts in src
 
 	attrs []attr
 	open  []string // qualified names of the open elements, outermost first
@@ -110,10 +112,14 @@ func (s *scanner) next() error {
 			return nil
 		}
 		if s.src[s.pos] != '<' {
-			start := s.pos
-			end := len(s.src)
-			if i := strings.IndexByte(s.src[start:], '<'); i >= 0 {
-				end = start + i
+			// One pass finds the end of the text and notes whether it
+			// needs unescaping; CWMP texts are short, so a plain loop beats
+			// several IndexByte calls.
+			start, end, special := s.pos, s.pos, false
+			for end < len(s.src) && s.src[end] != '<' {
+				c := s.src[end]
+				special = special || c == '&' || c == '\r'
+				end++
 			}
 			s.pos = end
 			text := s.src[start:end]
@@ -123,7 +129,7 @@ func (s *scanner) next() error {
 				}
 				continue
 			}
-			s.kind, s.text, s.cdata, s.offset = tokText, text, false, start
+			s.kind, s.text, s.cdata, s.special, s.offset = tokText, text, false, special, start
 			return nil
 		}
 		rest := s.src[s.pos+1:]
@@ -153,7 +159,7 @@ func (s *scanner) next() error {
 				return s.syntaxError(start, "CDATA outside the root element")
 			}
 			s.pos = start + 1 + len("![CDATA[") + i + 3
-			s.kind, s.text, s.cdata, s.offset = tokText, body[:i], true, start
+			s.kind, s.text, s.cdata, s.special, s.offset = tokText, body[:i], true, false, start
 			return nil
 		case strings.HasPrefix(rest, "!"):
 			return &SyntaxError{Offset: s.pos, Msg: "markup declaration " + clip(rest, 12), Err: ErrDTD}
@@ -220,21 +226,25 @@ func (s *scanner) startTag() error {
 		if r >= len(s.src) || (s.src[r] != '"' && s.src[r] != '\'') {
 			return s.syntaxError(r, "expected quoted value for attribute %q", clip(aname, 40))
 		}
-		quote := s.src[r]
-		end := strings.IndexByte(s.src[r+1:], quote)
-		if end < 0 {
+		quote, end, amp := s.src[r], r+1, false
+		for end < len(s.src) && s.src[end] != quote {
+			c := s.src[end]
+			if c == '<' {
+				return s.syntaxError(end, "'<' in value of attribute %q", clip(aname, 40))
+			}
+			amp = amp || c == '&'
+			end++
+		}
+		if end >= len(s.src) {
 			return s.syntaxError(r, "unterminated value of attribute %q", clip(aname, 40))
 		}
-		value := s.src[r+1 : r+1+end]
-		if i := strings.IndexByte(value, '<'); i >= 0 {
-			return s.syntaxError(r+1+i, "'<' in value of attribute %q", clip(aname, 40))
-		}
-		if strings.IndexByte(value, '&') >= 0 {
+		value := s.src[r+1 : end]
+		if amp {
 			if _, bad := unescape(value); bad >= 0 {
 				return s.syntaxError(r+1+bad, "invalid entity or character reference")
 			}
 		}
-		p = r + 1 + end + 1
+		p = end + 1
 		nattrs++
 		if nattrs > MaxAttrs {
 			return s.syntaxError(q, "more than %d attributes on <%s>", MaxAttrs, clip(name, 40))

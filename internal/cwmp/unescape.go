@@ -9,12 +9,6 @@ import (
 // run of bare '&'s costs linear rather than quadratic time.
 const maxRefLen = 16
 
-// needsUnescape reports whether raw text must go through unescape: it holds a
-// reference or a carriage return that XML requires to be normalised.
-func needsUnescape(s string) bool {
-	return strings.IndexByte(s, '&') >= 0 || strings.IndexByte(s, '\r') >= 0
-}
-
 // unescape expands the five predefined entities and character references and
 // normalises CR LF and lone CR to LF, as an XML processor must. Any other
 // entity is an error: without a DTD none can be defined. It returns the index

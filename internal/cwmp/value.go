@@ -28,7 +28,9 @@ const UnknownTime = "0001-01-01T00:00:00Z"
 // Value is a parameter value as it travels: the xsi:type and the text, both
 // exactly as given. Nothing is reformatted, so a value read from a CPE is
 // written back byte for byte. An empty Type means the sender gave no xsi:type
-// and is treated as a string; Encode then writes no xsi:type either.
+// and is treated as a string; Encode then writes no xsi:type either. A type
+// with another prefix than xsd, such as "xs:long", is also written as given;
+// use Kind to compare types whatever their prefix.
 type Value struct {
 	Type string
 	Text string
