@@ -402,16 +402,7 @@ func (s *Store) DeviceIDs(ctx context.Context, f DeviceFilter, limit int) ([]int
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	var ids []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		ids = append(ids, id)
-	}
-	return ids, rows.Err()
+	return scanIDs(rows)
 }
 
 // DeleteDevice removes a device and its tasks.
@@ -531,4 +522,18 @@ func (s *Store) AuthPassword(ctx context.Context, username string) (string, bool
 		return "", false, nil
 	}
 	return pw, err == nil, err
+}
+
+// scanIDs reads a one-column result of ids and closes rows.
+func scanIDs(rows *sql.Rows) ([]int64, error) {
+	defer rows.Close()
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		ids = append(ids, id)
+	}
+	return ids, rows.Err()
 }

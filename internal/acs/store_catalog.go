@@ -339,14 +339,5 @@ func (s *Store) ConditionDeviceIDs(ctx context.Context, c Condition, limit int) 
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	var ids []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		ids = append(ids, id)
-	}
-	return ids, rows.Err()
+	return scanIDs(rows)
 }

@@ -250,16 +250,7 @@ func (s *Store) DevicesWithOpenTasks(ctx context.Context, kinds ...TaskKind) ([]
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	var ids []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		ids = append(ids, id)
-	}
-	return ids, rows.Err()
+	return scanIDs(rows)
 }
 
 // diagKinds is the SQL list of diagnostic task kinds.
