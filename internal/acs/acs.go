@@ -4,12 +4,13 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"strings"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"cpesuite/internal/platform/config"
 	"cpesuite/internal/platform/httpauth"
 	"cpesuite/internal/platform/service"
 )
@@ -50,11 +51,11 @@ func New(cfg Config, store *Store, log *slog.Logger, reg prometheus.Registerer) 
 	a.cr = newConnRequester(cfg.ConnReq, store, log)
 	a.cr.observe = func(o string) { m.connRequests.WithLabelValues(o).Inc() }
 	if cfg.Password != "" || !cfg.AllowUnauthenticated {
-		schemes := config2schemes(cfg.Auth)
+		schemes := config.SplitList(cfg.Auth)
 		a.auth = &httpauth.Verifier{
 			Realm:  "cpesuite-acs",
-			Basic:  schemes["basic"],
-			Digest: schemes["digest"],
+			Basic:  slices.Contains(schemes, "basic"),
+			Digest: slices.Contains(schemes, "digest"),
 			Creds:  httpauth.CredentialsFunc(a.lookupPassword),
 		}
 		if err := a.auth.Validate(); err != nil {
@@ -62,14 +63,6 @@ func New(cfg Config, store *Store, log *slog.Logger, reg prometheus.Registerer) 
 		}
 	}
 	return a, nil
-}
-
-func config2schemes(list string) map[string]bool {
-	out := map[string]bool{}
-	for _, s := range strings.Split(list, ",") {
-		out[strings.TrimSpace(s)] = true
-	}
-	return out
 }
 
 // lookupPassword resolves CPE credentials: the global account first, then

@@ -56,14 +56,6 @@ func diagSetValues(dataModel string, kind TaskKind, a DiagnosticsArgs, speedtest
 		}
 		add("DownloadURL", url, "xsd:string")
 		add(dscp, strconv.Itoa(a.DSCP), "xsd:unsignedInt")
-		if dataModel == DataModelTR181 {
-			if a.NumberOfConnections > 0 {
-				add("NumberOfConnections", u32(a.NumberOfConnections), "xsd:unsignedInt")
-			}
-			if a.EnablePerConnResults {
-				add("EnablePerConnectionResults", "true", "xsd:boolean")
-			}
-		}
 	case KindUploadDiagnostics:
 		url := a.URL
 		if url == "" {
@@ -76,14 +68,6 @@ func diagSetValues(dataModel string, kind TaskKind, a DiagnosticsArgs, speedtest
 		add("UploadURL", url, "xsd:string")
 		add(dscp, strconv.Itoa(a.DSCP), "xsd:unsignedInt")
 		add("TestFileLength", u32(length), "xsd:unsignedInt")
-		if dataModel == DataModelTR181 {
-			if a.NumberOfConnections > 0 {
-				add("NumberOfConnections", u32(a.NumberOfConnections), "xsd:unsignedInt")
-			}
-			if a.EnablePerConnResults {
-				add("EnablePerConnectionResults", "true", "xsd:boolean")
-			}
-		}
 	case KindIPPing:
 		host := a.Host
 		if host == "" {
@@ -104,6 +88,15 @@ func diagSetValues(dataModel string, kind TaskKind, a DiagnosticsArgs, speedtest
 		add("Timeout", u32(timeout), "xsd:unsignedInt")
 		add("DataBlockSize", u32(size), "xsd:unsignedInt")
 		add(dscp, strconv.Itoa(a.DSCP), "xsd:unsignedInt")
+	}
+	// TR-181 transfers may use several TCP connections (TR-143 Amendment 1).
+	if dataModel == DataModelTR181 && kind != KindIPPing {
+		if a.NumberOfConnections > 0 {
+			add("NumberOfConnections", u32(a.NumberOfConnections), "xsd:unsignedInt")
+		}
+		if a.EnablePerConnResults {
+			add("EnablePerConnectionResults", "true", "xsd:boolean")
+		}
 	}
 	add("DiagnosticsState", "Requested", "xsd:string")
 	return vals

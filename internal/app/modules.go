@@ -34,9 +34,6 @@ type modules struct {
 	metrics *prometheus.Registry
 
 	grid *grid.Grid
-	// servers records each target's HTTP server, so tests can find the
-	// address bound to port 0.
-	servers map[string]*service.HTTPServer
 }
 
 // newModules registers every implemented module. cfg and log may be nil
@@ -45,7 +42,7 @@ func newModules(cfg *Config, log *slog.Logger) *modules {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	m := &modules{Manager: NewManager(log), cfg: cfg, log: log, metrics: metrics.NewRegistry(), servers: map[string]*service.HTTPServer{}}
+	m := &modules{Manager: NewManager(log), cfg: cfg, log: log, metrics: metrics.NewRegistry()}
 	m.Register(Module{Name: Grid, Init: m.initGrid})
 	m.Register(Module{Name: ACS, Target: true, Init: m.initACS})
 	m.Register(Module{Name: Speedtest, Target: true, Init: m.initSpeedtest})
@@ -109,9 +106,7 @@ func (m *modules) httpServer(name, addr string, mux *httpx.Mux, hr *health.Regis
 		metrics.HTTPMiddleware(m.metrics, name),
 		httpx.Recover(m.log.With("module", name), ew),
 	)
-	s := service.NewHTTPServer(name, addr, h, m.log)
-	m.servers[name] = s
-	return s
+	return service.NewHTTPServer(name, addr, h, m.log)
 }
 
 func (m *modules) initSpeedtest(context.Context) (service.Service, error) {
