@@ -58,7 +58,7 @@ func (c *Config) RegisterFlags(s *config.Set) {
 	s.Duration(&c.ConnReq.Timeout, "acs.cr-timeout", "CPESUITE_ACS_CR_TIMEOUT", 5*time.Second, "connection request time-out per attempt")
 	s.Int(&c.ConnReq.Attempts, "acs.cr-attempts", "CPESUITE_ACS_CR_ATTEMPTS", 3, "connection request attempts")
 	s.Duration(&c.ConnReq.Backoff, "acs.cr-backoff", "CPESUITE_ACS_CR_BACKOFF", 500*time.Millisecond, "pause before the second attempt; doubles")
-	s.String(&c.ConnReq.Username, "acs.cr-username", "CPESUITE_ACS_CR_USERNAME", "", "connection request username for devices without their own")
+	s.String(&c.ConnReq.Username, "acs.cr-username", "CPESUITE_ACS_CR_USERNAME", "", "connection request username for devices without their own; empty: the CPE username and password")
 	s.Secret(&c.ConnReq.Password, "acs.cr-password", "CPESUITE_ACS_CR_PASSWORD", "", "connection request password for devices without their own")
 	s.Func(config.Var{Flag: "acs.online-grace", Env: "CPESUITE_ACS_ONLINE_GRACE", Default: "2", Usage: "a device is online for periodic interval x this factor after its last contact"},
 		func(v string) error { return parseFactor(&c.OnlineGrace, v) })

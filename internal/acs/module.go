@@ -26,6 +26,10 @@ func OpenDB(ctx context.Context, cfg Config, dataDir string) (*sqlstore.DB, erro
 	return sqlstore.OpenSQLiteFile(ctx, path)
 }
 
+// PasswordFileName is the file in the data dir that keeps the generated CPE
+// password; the TR-069 emulator of the same platform reads it.
+const PasswordFileName = "acs-cpe-password"
+
 // EnsurePassword returns the configured CPE password, or the one kept in
 // dataDir, generating and storing it on first start. An ACS must not run
 // with a guessable default password, and must not forget it on restart.
@@ -33,7 +37,7 @@ func EnsurePassword(configured, dataDir string) (password, source string, err er
 	if configured != "" {
 		return configured, "CPESUITE_ACS_PASSWORD", nil
 	}
-	path := filepath.Join(dataDir, "acs-cpe-password")
+	path := filepath.Join(dataDir, PasswordFileName)
 	b, err := os.ReadFile(path)
 	switch {
 	case err == nil:

@@ -10,6 +10,7 @@ import (
 	"cpesuite/internal/platform/config"
 	"cpesuite/internal/platform/grid"
 	"cpesuite/internal/speedtest"
+	"cpesuite/internal/tr069emu"
 )
 
 // Config is the process configuration: shared settings plus each
@@ -28,6 +29,7 @@ type Config struct {
 	Grid      grid.Config
 	Speedtest speedtest.Config
 	ACS       acs.Config
+	TR069Emu  tr069emu.Config
 }
 
 // RegisterFlags registers every variable on s with its default.
@@ -55,6 +57,7 @@ func (c *Config) RegisterFlags(s *config.Set, lookupEnv func(string) (string, bo
 	c.Grid.RegisterFlags(s)
 	c.Speedtest.RegisterFlags(s)
 	c.ACS.RegisterFlags(s)
+	c.TR069Emu.RegisterFlags(s)
 }
 
 // Addr returns the configured address of a target's listener.
@@ -75,7 +78,10 @@ func (c *Config) Validate() error {
 	if err := c.Speedtest.Validate(); err != nil {
 		return err
 	}
-	return c.ACS.Validate()
+	if err := c.ACS.Validate(); err != nil {
+		return err
+	}
+	return c.TR069Emu.Validate()
 }
 
 // Prepare creates the data directory and fills paths derived from it.

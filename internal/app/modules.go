@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -15,6 +16,7 @@ import (
 	"cpesuite/internal/platform/metrics"
 	"cpesuite/internal/platform/service"
 	"cpesuite/internal/speedtest"
+	"cpesuite/internal/tr069emu"
 )
 
 // Module names. Targets are what operators ask for; the rest are shared
@@ -23,6 +25,7 @@ const (
 	Grid      = "grid"
 	Speedtest = "speedtest"
 	ACS       = "acs"
+	TR069Emu  = "tr069-emulator"
 )
 
 // modules holds what module inits share: the configuration and the
@@ -46,6 +49,7 @@ func newModules(cfg *Config, log *slog.Logger) *modules {
 	m.Register(Module{Name: Grid, Init: m.initGrid})
 	m.Register(Module{Name: ACS, Target: true, Init: m.initACS})
 	m.Register(Module{Name: Speedtest, Target: true, Init: m.initSpeedtest})
+	m.Register(Module{Name: TR069Emu, Target: true, Init: m.initTR069Emu})
 	return m
 }
 
@@ -96,9 +100,12 @@ func (m *modules) initGrid(context.Context) (service.Service, error) {
 }
 
 // httpServer assembles a target's server: its routes, health and metrics
-// endpoints, and the common middleware in one order for every target.
+// endpoints, and the common middleware in one order for every target. A nil
+// hr leaves the actuator out, for targets whose spec says it is not exposed.
 func (m *modules) httpServer(name, addr string, mux *httpx.Mux, hr *health.Registry, ew httpx.ErrorWriter) *service.HTTPServer {
-	health.Mount(mux.ServeMux, "/actuator/health", hr)
+	if hr != nil {
+		health.Mount(mux.ServeMux, "/actuator/health", hr)
+	}
 	mux.ServeMux.Handle("GET /metrics", metrics.Handler(m.metrics))
 	h := httpx.Chain(mux,
 		httpx.RequestID,
@@ -131,6 +138,12 @@ func (m *modules) initACS(ctx context.Context) (service.Service, error) {
 		return nil, err
 	}
 	cfg.Password = pw
+	if cfg.ConnReq.Username == "" {
+		// One credential pair both ways unless configured otherwise, so
+		// that devices of our emulator (which do the same) accept our
+		// connection requests out of the box.
+		cfg.ConnReq.Username, cfg.ConnReq.Password = cfg.Username, cfg.Password
+	}
 	log.Info("CPE credentials", "username", cfg.Username, "password_from", source)
 	db, err := acs.OpenDB(ctx, cfg, m.cfg.DataDir)
 	if err != nil {
@@ -163,5 +176,37 @@ func (m *modules) initACS(ctx context.Context) (service.Service, error) {
 		a.Services(),
 		cwmpSrv,
 		apiSrv,
+	}, nil
+}
+
+func (m *modules) initTR069Emu(context.Context) (service.Service, error) {
+	cfg := m.cfg.TR069Emu
+	cfg.Addr = m.cfg.Addr(TR069Emu, "addr")
+	cfg.DataDir = filepath.Join(m.cfg.DataDir, "tr069-emulator")
+	if cfg.ACSPassword == "" {
+		// In `cpesuite up` the ACS generates its CPE password there.
+		cfg.ACSPasswordFile = filepath.Join(m.cfg.DataDir, acs.PasswordFileName)
+	}
+	log := m.log.With("module", TR069Emu)
+	e, err := tr069emu.New(cfg, log, m.metrics)
+	if err != nil {
+		return nil, err
+	}
+	mux := httpx.NewMux()
+	tr069emu.NewAPI(e).Routes(mux)
+	// No actuator: the spec's liveness check is GET /api/status.
+	srv := m.httpServer(TR069Emu, cfg.Addr, mux, nil, tr069emu.ErrorWriter())
+	// The server binds first so connection request URLs name the real
+	// port; stopping runs in reverse, devices before the server.
+	return service.Group{
+		srv,
+		service.Funcs{
+			StartFn: func(ctx context.Context) error {
+				e.SetListenAddr(srv.ListenAddr().String())
+				e.Start(ctx)
+				return nil
+			},
+			StopFn: func(context.Context) error { e.Shutdown(); return nil },
+		},
 	}, nil
 }
