@@ -43,6 +43,7 @@ func once(bin, sub string) (time.Duration, time.Duration, error) {
 	}
 	acsAddr, _ := freeAddr()
 	apiAddr, _ := freeAddr()
+	emuAddr, _ := freeAddr()
 	dir, err := os.MkdirTemp("", "cpesuite-startup-")
 	if err != nil {
 		return 0, 0, err
@@ -51,7 +52,7 @@ func once(bin, sub string) (time.Duration, time.Duration, error) {
 
 	cmd := exec.Command(bin, sub)
 	cmd.Env = append(os.Environ(), "CPESUITE_SPEEDTEST_ADDR="+addr, "CPESUITE_DATA_DIR="+dir, "CPESUITE_LOG_LEVEL=warn",
-		"CPESUITE_ACS_ADDR="+acsAddr, "CPESUITE_ACS_API_ADDR="+apiAddr)
+		"CPESUITE_ACS_ADDR="+acsAddr, "CPESUITE_ACS_API_ADDR="+apiAddr, "CPESUITE_TR069_EMULATOR_ADDR="+emuAddr)
 	client := &http.Client{Timeout: time.Second}
 	began := time.Now()
 	if err := cmd.Start(); err != nil {

@@ -44,7 +44,7 @@ func TestSignalsStopCleanly(t *testing.T) {
 			addr := freeAddr(t)
 			cmd := exec.Command(bin, "up")
 			cmd.Env = append(os.Environ(), "CPESUITE_SPEEDTEST_ADDR="+addr, "CPESUITE_DATA_DIR="+t.TempDir(), "CPESUITE_LOG_FORMAT=json",
-				"CPESUITE_ACS_ADDR="+freeAddr(t), "CPESUITE_ACS_API_ADDR="+freeAddr(t))
+				"CPESUITE_ACS_ADDR="+freeAddr(t), "CPESUITE_ACS_API_ADDR="+freeAddr(t), "CPESUITE_TR069_EMULATOR_ADDR="+freeAddr(t))
 			var logs bytes.Buffer
 			cmd.Stderr = &logs
 			if err := cmd.Start(); err != nil {
