@@ -44,10 +44,8 @@ func diagSetValues(dataModel string, kind TaskKind, a DiagnosticsArgs, speedtest
 	if a.Interface != "" {
 		add("Interface", a.Interface, "xsd:string")
 	}
-	dscp := "DSCPMarking"
-	if dataModel == DataModelTR181 || kind == KindIPPing {
-		dscp = "DSCP"
-	}
+	// TR-143 names it DSCP in both data models' diagnostics objects.
+	const dscp = "DSCP"
 	switch kind {
 	case KindDownloadDiagnostics:
 		url := a.URL

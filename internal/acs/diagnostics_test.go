@@ -16,7 +16,7 @@ func TestDiagSetValues(t *testing.T) {
 		want  []string
 	}{
 		{DataModelTR098, KindUploadDiagnostics, DiagnosticsArgs{}, []string{
-			"InternetGatewayDevice.UploadDiagnostics.UploadURL=http://st/upload", "InternetGatewayDevice.UploadDiagnostics.DSCPMarking=0",
+			"InternetGatewayDevice.UploadDiagnostics.UploadURL=http://st/upload", "InternetGatewayDevice.UploadDiagnostics.DSCP=0",
 			"InternetGatewayDevice.UploadDiagnostics.TestFileLength=10000000", "InternetGatewayDevice.UploadDiagnostics.DiagnosticsState=Requested"}},
 		{DataModelTR181, KindUploadDiagnostics, DiagnosticsArgs{URL: "http://x/up", TestFileLength: 5, NumberOfConnections: 4, EnablePerConnResults: true}, []string{
 			"Device.IP.Diagnostics.UploadDiagnostics.UploadURL=http://x/up", "Device.IP.Diagnostics.UploadDiagnostics.DSCP=0",

@@ -1,7 +1,9 @@
 package tr069emu
 
 import (
+	"bytes"
 	_ "embed"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -162,9 +164,14 @@ func (api *API) stop(w http.ResponseWriter, r *http.Request) error {
 	var b struct {
 		ClearCaches bool `json:"clearCaches"`
 	}
-	if r.ContentLength != 0 {
-		if err := decode(r, &b); err != nil && !errors.Is(err, io.EOF) {
-			return err
+	// The body is optional; an empty one (even chunked) means no options.
+	raw, err := io.ReadAll(io.LimitReader(r.Body, 1<<16))
+	if err != nil {
+		return errf("reading the body: %v", err)
+	}
+	if len(bytes.TrimSpace(raw)) > 0 {
+		if err := json.Unmarshal(raw, &b); err != nil {
+			return errf("malformed JSON: %v", err)
 		}
 	}
 	api.e.StopBatch(b.ClearCaches)
@@ -216,7 +223,7 @@ func (api *API) resetWifi(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	if len(d.ResetWiFi()) == 0 {
+	if d.ResetWiFi() == 0 {
 		return errf("device %s has no WiFi radio parameters to reset", serial)
 	}
 	return noContent(w)

@@ -101,7 +101,7 @@ func TestBadInput(t *testing.T) {
 		{"delete traversal", "POST", "/api/deleteParamsXml", map[string]string{"paramsXml": `..\x.xml`}, 400, "path"},
 		{"delete missing", "POST", "/api/deleteParamsXml", map[string]string{"paramsXml": "missing.xml"}, 404, "missing.xml"},
 		{"global updatable bad", "POST", "/api/updatableParameters", []map[string]any{{"name": "x", "stepType": "SIDEWAYS"}}, 400, "stepType"},
-		{"global updatable malformed", "POST", "/api/updatableParameters", `{"x":1}`, 400, "malformed JSON"},
+		{"global updatable malformed", "POST", "/api/updatableParameters", `{"x":1}`, 400, "JSON array"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -282,12 +282,15 @@ func TestParameterEndpoints(t *testing.T) {
 
 	// changeParameter keeps the type and fires nothing; setParameterValue on
 	// an active-notification parameter answers 200, on a quiet one 204.
-	name := "Device.DeviceInfo.ProvisioningCode"
+	name := "Device.Time.NTPServer1"
 	e.must(204, e.do("POST", "/apiV2/changeParameter", map[string]string{"serial": "P1", "parameterName": name, "parameterValue": "A"}))
 	e.must(204, e.do("POST", "/apiV2/setParameterValue", map[string]string{"serial": "P1", "parameterName": name, "parameterValue": "B"}))
 	e.must(204, e.do("POST", "/apiV2/changeNotification", map[string]any{"serial": "P1", "parameterName": name, "notification": 2}))
 	e.must(200, e.do("GET", "/apiV2/parameterFullInfo?serial=P1&parameterName="+name, nil)).json(t, &fi)
 	if fi.Notification != 2 || fi.Value != "B" || fi.Type != "xsd:string" {
+		t.Fatalf("after edits %+v", fi)
+	}
+	if fi.Name != name {
 		t.Fatalf("after edits %+v", fi)
 	}
 	var vc map[string]any

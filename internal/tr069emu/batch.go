@@ -2,8 +2,12 @@ package tr069emu
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -198,13 +202,17 @@ func (e *Emulator) SetPeriodic(seconds int) error {
 	if seconds < 0 {
 		return errf("periodic must not be negative, got %d", seconds)
 	}
-	if err := e.updateProperties(func(p *Properties) error { p.periodicSeconds = seconds; return nil }); err != nil {
+	enabled := true
+	if err := e.updateProperties(func(p *Properties) error {
+		p.periodicSeconds, enabled = seconds, p.PeriodicInformEnabled
+		return nil
+	}); err != nil {
 		return err
 	}
 	e.mu.Lock()
 	b := e.batch
 	e.mu.Unlock()
-	if b != nil {
+	if b != nil && enabled {
 		for _, d := range b.all() {
 			d.SetPeriodic(time.Duration(seconds) * time.Second)
 		}
@@ -227,9 +235,19 @@ func (e *Emulator) SetGlobalUpdatable(list []cpe.Updatable) error {
 			return errf("parameters[%d]: %v", i, err)
 		}
 	}
+	data, err := json.MarshalIndent(list, "", "  ")
+	if err != nil {
+		return err
+	}
 	e.propsMu.Lock()
+	if err := writeFileAtomic(e.updatablePath(), data); err != nil {
+		e.propsMu.Unlock()
+		return fmt.Errorf("saving the auto-update list: %w", err)
+	}
 	e.globalUpdatable = list
 	e.propsMu.Unlock()
+	// e.mu is taken after propsMu is released: StartBatch nests them the
+	// other way round.
 	e.mu.Lock()
 	b := e.batch
 	e.mu.Unlock()
@@ -238,6 +256,32 @@ func (e *Emulator) SetGlobalUpdatable(list []cpe.Updatable) error {
 			d.SetUpdatable(list)
 		}
 	}
+	return nil
+}
+
+func (e *Emulator) updatablePath() string {
+	return filepath.Join(e.cfg.DataDir, "updatable-parameters.json")
+}
+
+// loadGlobalUpdatable reads the saved auto-update list, if any.
+func (e *Emulator) loadGlobalUpdatable() error {
+	data, err := os.ReadFile(e.updatablePath())
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var list []cpe.Updatable
+	if err := json.Unmarshal(data, &list); err != nil {
+		return fmt.Errorf("%s: %w", filepath.Base(e.updatablePath()), err)
+	}
+	for i := range list {
+		if err := list[i].Normalize(); err != nil {
+			return fmt.Errorf("%s: entry %d: %w", filepath.Base(e.updatablePath()), i, err)
+		}
+	}
+	e.globalUpdatable = list
 	return nil
 }
 

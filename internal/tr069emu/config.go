@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"cpesuite/internal/platform/config"
+	"cpesuite/internal/tr069emu/tree"
 )
 
 // Config is the emulator's start-up configuration; what operators change at
@@ -69,8 +70,8 @@ func (c *Config) Validate() error {
 	if c.DiagTimeout < time.Second {
 		return config.Errorf("CPESUITE_TR069_EMULATOR_DIAG_TIMEOUT", "must be at least 1s")
 	}
-	if c.MaxUpload < 1024 {
-		return config.Errorf("CPESUITE_TR069_EMULATOR_MAX_UPLOAD", "must be at least 1024 bytes")
+	if c.MaxUpload < 1024 || c.MaxUpload > tree.MaxFileBytes {
+		return config.Errorf("CPESUITE_TR069_EMULATOR_MAX_UPLOAD", "must be from 1024 to %d bytes (the tree parser's limit)", tree.MaxFileBytes)
 	}
 	if !serialRE.MatchString(c.SerialPrefix + "0") {
 		return config.Errorf("CPESUITE_TR069_EMULATOR_SERIAL_PREFIX", "may hold letters, digits, '.', '_' and '-' only")

@@ -183,13 +183,19 @@ func (l *deviceLogs) Content(serial string, lines int, from int64) (text []byte,
 		if pos > 0 && len(all) > 0 {
 			all = all[1:] // a partial first line
 		}
+		next = size
+		if n := len(all); n > 0 && !bytes.HasSuffix(all[n-1], []byte{'\n'}) {
+			// A line still being written: leave it for the next read.
+			next -= int64(len(all[n-1]))
+			all = all[:n-1]
+		}
 		if len(all) > lines {
 			all = all[len(all)-lines:]
 		}
-		return bytes.Join(all, nil), size, nil
+		return bytes.Join(all, nil), next, nil
 	}
 	if from > size {
-		from = size
+		from = 0 // the log was cleared since the caller's last read
 	}
 	if _, err := f.Seek(from, io.SeekStart); err != nil {
 		return nil, 0, err

@@ -84,6 +84,9 @@ func New(cfg Config, log *slog.Logger, reg prometheus.Registerer) (*Emulator, er
 	if err := e.loadProperties(); err != nil {
 		return nil, err
 	}
+	if err := e.loadGlobalUpdatable(); err != nil {
+		return nil, err
+	}
 	e.cr = &httpauth.Verifier{Realm: "cpesuite-cpe", Digest: true, Creds: httpauth.CredentialsFunc(e.crLookup)}
 	base := fmt.Sprintf("http://%s/cr/", crHostPort(cfg.CRHost, cfg.Addr))
 	e.crBase.Store(&base)
@@ -162,12 +165,13 @@ func (e *Emulator) acsCredentials() (string, string) {
 }
 
 // crCredentials are the connection request credentials of t: its own
-// ManagementServer values when the ACS set them, else the configured ones.
+// ManagementServer values when both are set (as an ACS does with SPV), else
+// the configured ones.
 func (e *Emulator) crCredentials(t *tree.Tree) (string, string) {
 	root := t.Template().Root()
 	u, _ := t.Get(root + "ManagementServer.ConnectionRequestUsername")
 	p, _ := t.Get(root + "ManagementServer.ConnectionRequestPassword")
-	if u.Value != "" {
+	if u.Value != "" && p.Value != "" {
 		return u.Value, p.Value
 	}
 	if e.cfg.CRUsername != "" {
@@ -297,8 +301,8 @@ func (e *Emulator) SetProperties(p Properties) error {
 	if err := p.Validate(e.cfg.MaxDevices); err != nil {
 		return err
 	}
-	if !e.files.Exists(p.ParamsXML) {
-		return notFound("parameter tree file %s not found", p.ParamsXML)
+	if _, err := e.files.Template(p.ParamsXML); err != nil {
+		return err
 	}
 	if err := writeFileAtomic(e.propsPath, encodeProperties(p)); err != nil {
 		return fmt.Errorf("saving properties: %w", err)

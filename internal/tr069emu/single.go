@@ -193,10 +193,6 @@ func (e *Emulator) FactoryReset(serial string) error {
 		s.dev.FactoryReset()
 		return nil
 	}
-	if d, err := e.device(serial); err == nil {
-		d.FactoryReset()
-		return nil
-	}
 	if _, ok := e.store.Get(serial); ok {
 		_, err := e.StartStored(serial)
 		return err

@@ -27,7 +27,7 @@ func checkFileName(name string) error {
 		return errf("file name %q must not contain a path ('/', '\\' or '..')", name)
 	case name == "." || strings.HasPrefix(name, "."):
 		return errf("file name %q must not start with '.'", name)
-	case !strings.HasSuffix(strings.ToLower(name), ".xml"):
+	case !strings.HasSuffix(name, ".xml"):
 		return errf("file name %q must end with .xml", name)
 	case !fileNameRE.MatchString(name):
 		return errf("file name %q may hold letters, digits, '.', '_' and '-' only, at most 128 characters, ending in .xml", name)

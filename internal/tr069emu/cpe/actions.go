@@ -237,9 +237,9 @@ func duResult(op cwmp.Operation, now time.Time) cwmp.OpResult {
 }
 
 // ResetWiFi picks a new channel and signal-to-noise ratio on every radio
-// and reports the changes (a VALUE CHANGE follows where notification is
-// active).
-func (d *Device) ResetWiFi() []tree.Change {
+// and returns how many parameters it drew (a VALUE CHANGE follows where
+// notification is active and a value changed).
+func (d *Device) ResetWiFi() int {
 	t := d.Tree()
 	root := t.Template().Root()
 	var patterns []string
@@ -261,11 +261,11 @@ func (d *Device) ResetWiFi() []tree.Change {
 	changes, err := t.SetValues(sets, tree.SetOptions{})
 	if err != nil {
 		d.log.Warn("resetting WiFi", "err", err)
-		return nil
+		return 0
 	}
 	d.log.Info("WiFi reset", "changes", len(changes))
 	d.Notify(changes)
-	return changes
+	return len(sets)
 }
 
 // channelFor draws a channel valid for the radio's band.
