@@ -365,6 +365,8 @@ func (e *Emulator) registerMetrics(reg prometheus.Registerer) error {
 			func() float64 { return float64(e.env.Sessions.Load()) }),
 		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "tr069emu_session_failures_total", Help: "CWMP sessions that failed and were retried."},
 			func() float64 { return float64(e.env.Failures.Load()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "tr069emu_session_seconds_total", Help: "Summed duration of successful CWMP sessions (divide by tr069emu_sessions_total for the mean)."},
+			func() float64 { return float64(e.env.SessionNanos.Load()) / 1e9 }),
 	}
 	for _, c := range cs {
 		if err := reg.Register(c); err != nil {

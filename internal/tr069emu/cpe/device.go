@@ -64,6 +64,8 @@ type Env struct {
 	InSession atomic.Int64
 	Sessions  atomic.Int64
 	Failures  atomic.Int64
+	// SessionNanos is the summed duration of successful sessions.
+	SessionNanos atomic.Int64
 }
 
 // SetSettings replaces the live settings.
@@ -369,10 +371,12 @@ func (d *Device) runAfter() {
 // sessionWithRetry runs one session; on failure it schedules the retry
 // with the TR-069 back-off and keeps the events.
 func (d *Device) sessionWithRetry() {
+	began := time.Now()
 	err := d.session(d.ctx)
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if err == nil {
+		d.env.SessionNanos.Add(int64(time.Since(began)))
 		d.retries = 0
 		return
 	}
