@@ -3,8 +3,11 @@ package tr069emu
 import (
 	"context"
 	"encoding/json"
+	"encoding/pem"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -244,4 +247,44 @@ func TestBatchRegistersDevicesAndStops(t *testing.T) {
 		t.Fatalf("after stop %+v", counts)
 	}
 	e.must(204, e.do("POST", "/api/stop", nil)) // stopping twice is fine
+}
+
+// TestHTTPSACS: devices trust an https ACS through the CA file, or with the
+// insecure flag, and refuse it with neither.
+func TestHTTPSACS(t *testing.T) {
+	a := acstest.Start(t, nil)
+	tlsSrv := httptest.NewTLSServer(a.ACS)
+	t.Cleanup(tlsSrv.Close)
+	caFile := filepath.Join(t.TempDir(), "ca.pem")
+	pemBytes := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: tlsSrv.Certificate().Raw})
+	if err := os.WriteFile(caFile, pemBytes, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name     string
+		ca       string
+		insecure bool
+		ok       bool
+	}{{"ca file", caFile, false, true}, {"insecure", "", true, true}, {"untrusted", "", false, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := testConfig(t, tlsSrv.URL+"/")
+			cfg.CAFile, cfg.Insecure = tc.ca, tc.insecure
+			e := startEmu(t, cfg)
+			serial := "TLS" + strings.ToUpper(strings.ReplaceAll(tc.name, " ", ""))
+			startSingle(t, e, serial, "tr181-base.xml")
+			if tc.ok {
+				acsDevice(t, a, serial)
+				return
+			}
+			d, _ := e.device(serial)
+			eventually(t, 10*time.Second, "a failed TLS session", func() bool { return e.env.Failures.Load() > 0 && !d.InSession() })
+			page, err := a.Client.Devices(context.Background(), acsclient.DeviceQuery{Serial: serial})
+			if err != nil || page.Total != 0 {
+				t.Fatalf("untrusted ACS got the device: %v %+v", err, page)
+			}
+		})
+	}
+	if _, err := New(Config{DataDir: t.TempDir(), CAFile: filepath.Join(t.TempDir(), "missing.pem")}, logx.Discard(), nil); err == nil {
+		t.Fatal("a missing CA file was accepted")
+	}
 }
