@@ -1,8 +1,11 @@
 // Package tr143 performs the TR-143 diagnostics an emulated CPE is asked
 // for: HTTP download and upload tests and IP ping, with real traffic.
 //
-// SKELETON: the exported signatures are the contract the emulator engine is
-// written against. Bodies are filled in by the implementation.
+// Transfers open their own TCP connections (one http.Transport per
+// connection, never the shared default) and count the bytes actually read
+// and written on them; times come from the same counting connection, so
+// they are those of real socket operations. Ping uses ICMP echo over a raw
+// socket when the process may open one, else a TCP connect round trip.
 package tr143
 
 import (
@@ -19,13 +22,54 @@ const (
 	IPPing
 )
 
+// The data models, as Object, KindOf and Run spell them.
+const (
+	TR098 = "TR-098"
+	TR181 = "TR-181"
+)
+
+// MaxConnections is the most TCP connections a TR-181 transfer uses; a
+// larger NumberOfConnections is capped to it. The emulator advertises it as
+// DownloadDiagnosticMaxConnections and UploadDiagnosticsMaxConnections.
+const MaxConnections = 16
+
+// DefaultTimeout bounds a run when Options.Timeout is zero. Time-based
+// transfers get at least their duration plus TimeBasedGrace.
+const (
+	DefaultTimeout = 60 * time.Second
+	TimeBasedGrace = 30 * time.Second
+)
+
+var objects = map[string]map[Kind]string{
+	TR098: {
+		Download: "InternetGatewayDevice.DownloadDiagnostics.",
+		Upload:   "InternetGatewayDevice.UploadDiagnostics.",
+		IPPing:   "InternetGatewayDevice.IPPingDiagnostics.",
+	},
+	TR181: {
+		Download: "Device.IP.Diagnostics.DownloadDiagnostics.",
+		Upload:   "Device.IP.Diagnostics.UploadDiagnostics.",
+		IPPing:   "Device.IP.Diagnostics.IPPing.",
+	},
+}
+
 // Object returns the diagnostics object path of kind in a data model
 // ("TR-098" or "TR-181"), e.g. "Device.IP.Diagnostics.DownloadDiagnostics.".
-func Object(dataModel string, kind Kind) string { panic("unimplemented") }
+// It returns "" for any other data model or kind.
+func Object(dataModel string, kind Kind) string { return objects[dataModel][kind] }
 
 // KindOf returns the diagnostic whose DiagnosticsState parameter is name,
 // for either data model; ok is false for any other parameter.
-func KindOf(name string) (kind Kind, dataModel string, ok bool) { panic("unimplemented") }
+func KindOf(name string) (kind Kind, dataModel string, ok bool) {
+	for dm, kinds := range objects {
+		for k, obj := range kinds {
+			if name == obj+"DiagnosticsState" {
+				return k, dm, true
+			}
+		}
+	}
+	return 0, "", false
+}
 
 // Options tune a run beyond what the parameters say.
 type Options struct {
@@ -41,6 +85,13 @@ type Options struct {
 // DiagnosticsState included. It never fails: errors become the TR-143
 // error states (Error_CannotResolveHostName, Error_InitConnectionFailed,
 // Error_NoResponse, Error_TransferFailed, Error_Timeout, ...).
+//
+// ExtraDelay is waited first; Timeout (DefaultTimeout when zero) starts
+// after it. On an error state every result parameter is reset (counts to
+// 0, times to the TR-106 unknown time) so that no stale figure of an
+// earlier run survives. When ctx is cancelled the state is "Canceled" on
+// TR-181 and "None" on TR-098, which has no such state. An unknown data
+// model or kind yields an empty map.
 func Run(ctx context.Context, dataModel string, kind Kind, get func(name string) string, opt Options) map[string]string {
-	panic("unimplemented")
+	return run(ctx, dataModel, kind, get, opt, knobs{})
 }
