@@ -74,7 +74,8 @@ func checkName(name string) string {
 					return "invalid character " + strconv.QuoteRune(rune(c)) + " in segment " + strconv.Quote(seg)
 				}
 			}
-			prevTable = true
+			// The root is not a table: "Device.1." is no instance.
+			prevTable = segs > 0
 		}
 		segs++
 		last = seg

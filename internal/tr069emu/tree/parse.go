@@ -46,6 +46,9 @@ func Parse(r io.Reader, maxBytes int64) (*Template, error) {
 	if int64(len(data)) > maxBytes {
 		return nil, &FormatError{Msg: "larger than " + strconv.FormatInt(maxBytes, 10) + " bytes"}
 	}
+	// Editors on Windows start files with a byte order mark, which the
+	// decoder would take for text before the root element.
+	data = bytes.TrimPrefix(data, []byte("\ufeff"))
 	p := &parser{data: data, d: xml.NewDecoder(bytes.NewReader(data)), line: 1}
 	p.d.Strict = true
 	return p.parse()
@@ -107,7 +110,7 @@ func (p *parser) token() (xml.Token, int64, error) {
 
 func (p *parser) parse() (*Template, error) {
 	var name string
-	seenRoot := false
+	seenRoot, rootLine := false, 0
 	for {
 		tok, off, err := p.token()
 		if err == io.EOF {
@@ -124,7 +127,7 @@ func (p *parser) parse() (*Template, error) {
 			if t.Name.Local != "ParameterTree" || t.Name.Space != "" {
 				return nil, p.errAt(off, "root element must be ParameterTree, not "+t.Name.Local)
 			}
-			seenRoot = true
+			seenRoot, rootLine = true, p.lineAt(off)
 			for _, a := range t.Attr {
 				switch {
 				case a.Name.Space != "":
@@ -144,8 +147,8 @@ func (p *parser) parse() (*Template, error) {
 				return nil, err
 			}
 		case xml.CharData:
-			if len(bytes.TrimSpace(t)) > 0 {
-				return nil, p.errAt(off, "text outside the ParameterTree element")
+			if i := textAt(t); i >= 0 {
+				return nil, p.errAt(off+int64(i), "text outside the ParameterTree element")
 			}
 		}
 	}
@@ -153,7 +156,7 @@ func (p *parser) parse() (*Template, error) {
 		return nil, &FormatError{Line: p.lineAt(int64(len(p.data))), Msg: "no ParameterTree element"}
 	}
 	if p.root == "" {
-		return nil, &FormatError{Line: p.lineAt(int64(len(p.data))), Msg: "no Parameter element"}
+		return nil, &FormatError{Line: rootLine, Msg: "no Parameter element"}
 	}
 	return build(name, p.model, p.root, p.entries)
 }
@@ -173,8 +176,8 @@ func (p *parser) body() error {
 		case xml.EndElement:
 			return nil
 		case xml.CharData:
-			if len(bytes.TrimSpace(t)) > 0 {
-				return p.errAt(off, "text directly inside ParameterTree")
+			if i := textAt(t); i >= 0 {
+				return p.errAt(off+int64(i), "text directly inside ParameterTree")
 			}
 		case xml.StartElement:
 			if len(p.entries) >= MaxEntries {
@@ -338,8 +341,8 @@ func (p *parser) object(se xml.StartElement, line int) (rawEntry, error) {
 		}
 		switch t := tok.(type) {
 		case xml.CharData:
-			if len(bytes.TrimSpace(t)) > 0 {
-				return e, p.errAt(off, "text inside Object "+e.name)
+			if i := textAt(t); i >= 0 {
+				return e, p.errAt(off+int64(i), "text inside Object "+e.name)
 			}
 		case xml.StartElement:
 			return e, p.errAt(off, "element "+t.Name.Local+" inside Object "+e.name)
@@ -358,4 +361,16 @@ func boolAttr(flags *uint8, f uint8, v string) error {
 		*flags |= f
 	}
 	return nil
+}
+
+// textAt returns the index of the first character of b that is not XML
+// white space, or -1; errors point at the text rather than the blank lines
+// before it.
+func textAt(b []byte) int {
+	for i, c := range b {
+		if c != ' ' && c != '\t' && c != '\n' && c != '\r' {
+			return i
+		}
+	}
+	return -1
 }

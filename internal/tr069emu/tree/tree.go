@@ -46,8 +46,9 @@ type mod struct {
 }
 
 // maxAdded bounds the nodes one device can add, so that an ACS looping on
-// AddObject cannot take the memory of the whole process (9004).
-const maxAdded = 100_000
+// AddObject cannot take the memory of the whole process (9004): some 2 MB
+// per device at most.
+const maxAdded = 20_000
 
 // New returns a tree with no differences from t.
 func New(t *Template) *Tree { return &Tree{t: t} }

@@ -71,13 +71,26 @@ func (d *Tree) SetValues(vals []Set, opts SetOptions) ([]Change, error) {
 	}
 	targets := make([]target, len(vals))
 	var faults []cwmp.SPVFault
+	// A linear scan finds repeated names in the usual small requests; a
+	// set keeps a large one from costing quadratic time.
+	var seen map[string]bool
+	if len(vals) > 16 {
+		seen = make(map[string]bool, len(vals))
+	}
 	for k, s := range vals {
+		var repeated bool
+		if seen != nil {
+			repeated = seen[s.Name]
+			seen[s.Name] = true
+		} else {
+			repeated = slices.ContainsFunc(vals[:k], func(o Set) bool { return o.Name == s.Name })
+		}
 		ti, ai, ok := d.node(s.Name)
 		if !ok || !d.isLeaf(ti, ai) {
 			faults = append(faults, faultFor(cwmp.FaultInvalidParameterName, s.Name, "no such parameter"))
 			continue
 		}
-		if slices.ContainsFunc(vals[:k], func(o Set) bool { return o.Name == s.Name }) {
+		if repeated {
 			faults = append(faults, faultFor(cwmp.FaultCPEInvalidArguments, s.Name, "parameter given more than once"))
 			continue
 		}
@@ -170,22 +183,42 @@ func (d *Tree) SetNotification(name string, notification int) error {
 	return nil
 }
 
-// instances returns the instance numbers present in table (ending in ".").
+// instances returns the instance numbers present in table (ending in
+// "."). It jumps over each instance's subtree, so that adding to a table
+// costs a binary search per instance rather than a visit per node.
 func (d *Tree) instances(table string) []uint32 {
 	var out []uint32
-	d.walk(table, func(ti, ai int) bool {
-		name := d.t.nodes[max(ti, 0)].name
-		if ai >= 0 {
-			name = d.ov.added[ai].name
-		}
-		rest := name[len(table):]
-		if len(rest) > 1 && rest[len(rest)-1] == '.' && isDigits(rest[:len(rest)-1]) {
-			if n, err := strconv.ParseUint(rest[:len(rest)-1], 10, 32); err == nil {
-				out = append(out, uint32(n))
+	scan := func(es []entry, template bool) {
+		lo, hi := prefixRange(es, table)
+		for i := lo; i < hi; {
+			rest := es[i].name[len(table):]
+			seg, _, dot := strings.Cut(rest, ".")
+			n, err := strconv.ParseUint(seg, 10, 32)
+			if !dot || !isDigits(seg) || err != nil {
+				i++
+				continue
 			}
+			inst := es[i].name[:len(table)+len(seg)+1]
+			// Nodes added under a template instance do not make one: the
+			// instance object itself, which sorts first, must be here.
+			self := es[i].name == inst
+			_, end := prefixRange(es[i:hi], inst)
+			i += end
+			if !self {
+				continue
+			}
+			if template {
+				if _, hidden := d.hiddenBy(inst); hidden {
+					continue
+				}
+			}
+			out = append(out, uint32(n))
 		}
-		return true
-	})
+	}
+	scan(d.t.nodes, true)
+	if d.ov != nil {
+		scan(d.ov.added, false)
+	}
 	return out
 }
 
@@ -212,12 +245,12 @@ func (d *Tree) updateCount(table string) {
 //
 // The new instance holds every node of the template below "path{i}." whose
 // name has no further "{i}"; nested tables are created empty. Its number is
-// one more than the highest existing one (so the number of a deleted last
-// instance is used again, which the engine relies on to rebuild
-// PerConnectionResult tables). The table's
-// NumberOfEntries parameter, if any, is updated. The writable attribute of
-// the table is not checked: the engine does that for the ACS, the operator
-// may add anyway. Too many added nodes: *Error 9004.
+// one more than the highest existing one, so the number of a deleted last
+// instance is used again (the engine relies on it to rebuild
+// PerConnectionResult tables from 1). The table's NumberOfEntries
+// parameter, if any, is updated. The writable attribute of the table is not
+// checked: the engine does that for the ACS, the operator may add anyway.
+// More than 20,000 added nodes in the tree: *Error 9004.
 func (d *Tree) AddObject(path string) (uint32, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
