@@ -61,12 +61,10 @@ type transferSpec struct {
 
 func parseTransfer(dataModel string, kind Kind, in inputs) (transferSpec, bool) {
 	spec := transferSpec{conns: 1, network: "tcp"}
-	urlName, dscpName := "DownloadURL", "DSCPMarking"
+	// TR-143 calls it DSCP in both data models' transfer objects.
+	urlName, dscpName := "DownloadURL", "DSCP"
 	if kind == Upload {
 		urlName = "UploadURL"
-	}
-	if dataModel == TR181 {
-		dscpName = "DSCP"
 	}
 	spec.url = in.str(urlName)
 	u, err := url.Parse(spec.url)

@@ -150,12 +150,10 @@ func TestTransfers(t *testing.T) {
 			obj := Object(c.dm, c.kind)
 			in := map[string]string{"DownloadURL": srv.URL + "/download?size=" + strconv.Itoa(downloadSize),
 				"UploadURL": srv.URL + "/upload", "TestFileLength": strconv.Itoa(uploadLength)}
+			in["DSCP"] = "10"
 			if c.dm == TR181 {
-				in["DSCP"] = "10"
 				in["NumberOfConnections"] = strconv.Itoa(c.conns)
 				in["EnablePerConnectionResults"] = strconv.FormatBool(c.perConn)
-			} else {
-				in["DSCPMarking"] = "10"
 			}
 			from := time.Now()
 			out := Run(testCtx(t), c.dm, c.kind, params(obj, in), Options{})
@@ -344,7 +342,7 @@ func TestTransferErrors(t *testing.T) {
 		{"stall", Download, map[string]string{"DownloadURL": srv.URL + "/stall"}, Options{Timeout: 200 * time.Millisecond}, nil},
 		{"stall body", Download, map[string]string{"DownloadURL": srv.URL + "/stall-body"}, Options{Timeout: 200 * time.Millisecond}, nil},
 		{"stall upload", Upload, map[string]string{"UploadURL": srv.URL + "/stall", "TestFileLength": "10"}, Options{Timeout: 200 * time.Millisecond}, nil},
-		{"bad DSCP", Download, map[string]string{"DownloadURL": srv.URL, "DSCP": "64", "DSCPMarking": "64"}, Options{}, bad},
+		{"bad DSCP", Download, map[string]string{"DownloadURL": srv.URL, "DSCP": "64"}, Options{}, bad},
 		{"bad length", Upload, map[string]string{"UploadURL": srv.URL, "TestFileLength": "-1"}, Options{}, bad},
 	}
 	want := map[string]string{
