@@ -107,13 +107,15 @@ func (u Updatable) Next(cur string, rnd *rand.Rand) string {
 		}
 		return strconv.FormatInt(u.Min+int64(intn(int(min(span+1, 1<<31-1)))), 10)
 	case "INCREMENT":
+		// Past either bound (a current value outside the range, or an
+		// overflow) the value wraps to min, so it never leaves [min, max].
 		n += step
-		if n > u.Max {
+		if n > u.Max || n < u.Min {
 			n = u.Min
 		}
 	case "DECREMENT":
 		n -= step
-		if n < u.Min {
+		if n < u.Min || n > u.Max {
 			n = u.Max
 		}
 	default:

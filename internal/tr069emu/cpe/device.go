@@ -130,6 +130,7 @@ type Device struct {
 	stopped     bool
 	periodic    time.Duration
 	periodicT   *time.Timer
+	periodicGen uint64 // tells a periodic timer that lost a race with a reschedule it is stale
 	retryT      *time.Timer
 	updateT     *time.Timer
 	speedDelay  bool
@@ -424,25 +425,29 @@ func (d *Device) schedulePeriodicLocked(first time.Duration) {
 		d.periodicT.Stop()
 		d.periodicT = nil
 	}
+	// A timer that has already fired cannot be stopped: its callback may be
+	// waiting for d.mu. The generation tells it not to inform nor re-arm.
+	d.periodicGen++
 	if d.periodic <= 0 || d.stopped {
 		return
 	}
 	if first <= 0 {
 		first = d.periodic
 	}
-	d.periodicT = time.AfterFunc(first, d.periodicFire)
+	gen := d.periodicGen
+	d.periodicT = time.AfterFunc(first, func() { d.periodicFire(gen) })
 }
 
-func (d *Device) periodicFire() {
+func (d *Device) periodicFire(gen uint64) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.stopped {
+	if d.stopped || gen != d.periodicGen {
 		return
 	}
 	d.addEventLocked(cwmp.EventStruct{EventCode: cwmp.EventPeriodic})
 	d.kickLocked()
 	if d.periodic > 0 {
-		d.periodicT = time.AfterFunc(d.periodic, d.periodicFire)
+		d.periodicT = time.AfterFunc(d.periodic, func() { d.periodicFire(gen) })
 	}
 }
 

@@ -117,10 +117,18 @@ func (d *Device) session(ctx context.Context) error {
 		d.inSession = false
 		d.mu.Unlock()
 	}()
-	if len(events) == 0 {
+	// informed is what the Inform reports; events are the queued ones it
+	// delivers.
+	informed := slices.Clone(events)
+	if len(informed) == 0 {
 		// Requests alone still need an Inform; TR-069 has no event for
 		// that, so the device reports the one that caused them (7 or 11).
-		events = []cwmp.EventStruct{{EventCode: cwmp.EventTransferComplete}}
+		informed = requestEvents(requests)
+	}
+	if len(changed) > 0 && !slices.ContainsFunc(informed, func(e cwmp.EventStruct) bool { return e.EventCode == cwmp.EventValueChange }) {
+		// Passive changes ride on this Inform, and TR-069 A.3.2.4 wants
+		// 4 VALUE CHANGE with them as with active ones.
+		informed = append(informed, cwmp.EventStruct{EventCode: cwmp.EventValueChange})
 	}
 	user, pass := "", ""
 	if d.env.Credentials != nil {
@@ -128,10 +136,10 @@ func (d *Device) session(ctx context.Context) error {
 	}
 	x := &exchange{d: d, url: url, client: &httpauth.Client{HTTP: d.env.HTTP, Username: user, Password: pass}}
 
-	inf := d.buildInform(t, events, changed, retries)
+	inf := d.buildInform(t, informed, changed, retries)
 	status, body, hdr, err := x.post(ctx, cwmp.NewEnvelope(Version, x.id(), inf))
 	if err != nil {
-		return fmt.Errorf("Inform: %w", err)
+		return fmt.Errorf("sending the Inform: %w", err)
 	}
 	if status == http.StatusServiceUnavailable {
 		wait := time.Duration(0)
@@ -141,7 +149,7 @@ func (d *Device) session(ctx context.Context) error {
 		return &retryAfterError{wait: wait}
 	}
 	if status != http.StatusOK {
-		return fmt.Errorf("Inform: ACS answered HTTP %d", status)
+		return fmt.Errorf("the ACS answered the Inform with HTTP %d", status)
 	}
 	env, err := cwmp.Decode(body)
 	if err != nil {
@@ -150,13 +158,13 @@ func (d *Device) session(ctx context.Context) error {
 	switch m := env.Body.(type) {
 	case *cwmp.InformResponse:
 	case *cwmp.Fault:
-		return fmt.Errorf("Inform refused: %w", m)
+		return fmt.Errorf("the ACS refused the Inform: %w", m)
 	default:
-		return fmt.Errorf("Inform answered with %s", env.Body.Method())
+		return fmt.Errorf("the ACS answered the Inform with %s", env.Body.Method())
 	}
 	d.env.Sessions.Add(1)
 	d.delivered(events, changed)
-	d.log.Info("Inform delivered", "events", eventCodes(events), "retry", retries)
+	d.log.Info("Inform delivered", "events", eventCodes(informed), "retry", retries)
 
 	for _, req := range requests {
 		status, body, _, err := x.post(ctx, cwmp.NewEnvelope(Version, x.id(), req))
@@ -217,6 +225,23 @@ func (d *Device) session(ctx context.Context) error {
 		reply = env.Reply(d.answer(ctx, t, env.Body))
 	}
 	return fmt.Errorf("session exceeded %d RPCs", maxRPCsPerSession)
+}
+
+// requestEvents returns the events of the requests a session delivers
+// without queued events: 7 TRANSFER COMPLETE for TransferComplete, 11 DU
+// STATE CHANGE COMPLETE for DUStateChangeComplete.
+func requestEvents(requests []cwmp.Message) []cwmp.EventStruct {
+	var out []cwmp.EventStruct
+	for _, r := range requests {
+		code := cwmp.EventTransferComplete
+		if _, ok := r.(*cwmp.DUStateChangeComplete); ok {
+			code = cwmp.EventDUStateChangeComplete
+		}
+		if !slices.ContainsFunc(out, func(e cwmp.EventStruct) bool { return e.EventCode == code }) {
+			out = append(out, cwmp.EventStruct{EventCode: code})
+		}
+	}
+	return out
 }
 
 // delivered drops the events and changes the ACS has acknowledged.
