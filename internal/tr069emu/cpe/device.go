@@ -289,7 +289,7 @@ func (d *Device) Trigger(evs ...cwmp.EventStruct) {
 
 func (d *Device) addEventLocked(e cwmp.EventStruct) {
 	for _, have := range d.events {
-		if have.EventCode == e.EventCode && (have.CommandKey == e.CommandKey || e.EventCode[0] != 'M') {
+		if have.EventCode == e.EventCode && (have.CommandKey == e.CommandKey || !strings.HasPrefix(e.EventCode, "M ")) {
 			return
 		}
 	}
