@@ -142,6 +142,8 @@ func TestCLIUpServesAndStopsCleanly(t *testing.T) {
 			if len(body) != 1000 {
 				t.Fatalf("downloaded %d bytes, want 1000", len(body))
 			}
+			// Modules after speedtest may still be starting.
+			waitFor(t, 10*time.Second, "all modules ready", func() bool { return strings.Contains(errb.String(), `"all modules ready"`) })
 			cancel() // what SIGINT/SIGTERM does in main
 			select {
 			case code := <-done:
