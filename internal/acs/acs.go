@@ -48,7 +48,14 @@ func New(cfg Config, store *Store, log *slog.Logger, reg prometheus.Registerer) 
 	a.metrics = m
 	a.batcher = newInformBatcher(store, cfg.InformBatch, cfg.InformWriters, log)
 	a.batcher.onFlush = func(n int, _ time.Duration, _ error) { m.informBatch.Observe(float64(n)) }
-	a.cr = newConnRequester(cfg.ConnReq, store, log)
+	crCfg := cfg.ConnReq
+	if crCfg.Username == "" {
+		// One credential pair both ways unless configured otherwise, so
+		// that devices of our emulator (which do the same) accept our
+		// connection requests out of the box.
+		crCfg.Username, crCfg.Password = cfg.Username, cfg.Password
+	}
+	a.cr = newConnRequester(crCfg, store, log)
 	a.cr.observe = func(o string) { m.connRequests.WithLabelValues(o).Inc() }
 	if cfg.Password != "" || !cfg.AllowUnauthenticated {
 		schemes := config.SplitList(cfg.Auth)

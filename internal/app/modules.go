@@ -138,12 +138,6 @@ func (m *modules) initACS(ctx context.Context) (service.Service, error) {
 		return nil, err
 	}
 	cfg.Password = pw
-	if cfg.ConnReq.Username == "" {
-		// One credential pair both ways unless configured otherwise, so
-		// that devices of our emulator (which do the same) accept our
-		// connection requests out of the box.
-		cfg.ConnReq.Username, cfg.ConnReq.Password = cfg.Username, cfg.Password
-	}
 	log.Info("CPE credentials", "username", cfg.Username, "password_from", source)
 	db, err := acs.OpenDB(ctx, cfg, m.cfg.DataDir)
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"cpesuite/internal/platform/apperr"
 	"cpesuite/internal/platform/httpx"
 	"cpesuite/internal/tr069emu/cpe"
 	"cpesuite/internal/tr069emu/tree"
@@ -108,14 +109,11 @@ func startReply(w http.ResponseWriter, res StartResult, err error) error {
 	if err == nil {
 		return ok(w, res)
 	}
-	var status int
-	switch {
-	case isConflict(err):
-		status = http.StatusConflict
-	default:
+	if !errors.Is(err, apperr.ErrConflict) {
 		return err
 	}
-	return httpx.WriteJSON(w, status, map[string]any{"success": false, "serial": res.Serial, "message": publicMessage(err), "error": publicMessage(err)})
+	msg := apperr.PublicMessage(err)
+	return httpx.WriteJSON(w, http.StatusConflict, map[string]any{"success": false, "serial": res.Serial, "message": msg, "error": msg})
 }
 
 func (api *API) startDevice(w http.ResponseWriter, r *http.Request) error {

@@ -92,6 +92,16 @@ func decodeSerial(r *http.Request) (string, error) {
 	return b.Serial, checkSerial(b.Serial)
 }
 
+// bodyDevice resolves a {"serial"} body to a running device of either
+// controller.
+func (api *API) bodyDevice(r *http.Request) (*cpe.Device, error) {
+	serial, err := decodeSerial(r)
+	if err != nil {
+		return nil, err
+	}
+	return api.e.device(serial)
+}
+
 func noContent(w http.ResponseWriter) error {
 	w.WriteHeader(http.StatusNoContent)
 	return nil
@@ -179,26 +189,18 @@ func (api *API) stop(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (api *API) invokeSerial(w http.ResponseWriter, r *http.Request) error {
-	serial, err := decodeSerial(r)
-	if err != nil {
-		return err
-	}
-	d, err := api.e.device(serial)
+	d, err := api.bodyDevice(r)
 	if err != nil {
 		return err
 	}
 	if !d.ConnectionRequest() {
-		return conflict("device %s is in a CWMP session", serial)
+		return conflict("device %s is in a CWMP session", d.Serial())
 	}
 	return noContent(w)
 }
 
 func (api *API) speedDelay(w http.ResponseWriter, r *http.Request, on bool) error {
-	serial, err := decodeSerial(r)
-	if err != nil {
-		return err
-	}
-	d, err := api.e.device(serial)
+	d, err := api.bodyDevice(r)
 	if err != nil {
 		return err
 	}
@@ -215,16 +217,12 @@ func (api *API) resetDelay(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (api *API) resetWifi(w http.ResponseWriter, r *http.Request) error {
-	serial, err := decodeSerial(r)
-	if err != nil {
-		return err
-	}
-	d, err := api.e.device(serial)
+	d, err := api.bodyDevice(r)
 	if err != nil {
 		return err
 	}
 	if d.ResetWiFi() == 0 {
-		return errf("device %s has no WiFi radio parameters to reset", serial)
+		return errf("device %s has no WiFi radio parameters to reset", d.Serial())
 	}
 	return noContent(w)
 }

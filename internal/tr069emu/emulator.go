@@ -88,8 +88,7 @@ func New(cfg Config, log *slog.Logger, reg prometheus.Registerer) (*Emulator, er
 		return nil, err
 	}
 	e.cr = &httpauth.Verifier{Realm: "cpesuite-cpe", Digest: true, Creds: httpauth.CredentialsFunc(e.crLookup)}
-	base := fmt.Sprintf("http://%s/cr/", crHostPort(cfg.CRHost, cfg.Addr))
-	e.crBase.Store(&base)
+	e.SetListenAddr(cfg.Addr)
 	if reg != nil {
 		if err := e.registerMetrics(reg); err != nil {
 			return nil, err

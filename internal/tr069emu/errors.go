@@ -1,7 +1,6 @@
 package tr069emu
 
 import (
-	"errors"
 	"net/http"
 	"regexp"
 
@@ -41,7 +40,3 @@ func checkSerial(s string) error {
 	}
 	return nil
 }
-
-func isConflict(err error) bool { return errors.Is(err, apperr.ErrConflict) }
-
-func publicMessage(err error) string { return apperr.PublicMessage(err) }

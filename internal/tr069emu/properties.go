@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -92,14 +93,7 @@ func (p Properties) ACSURL() string {
 	if !strings.HasPrefix(path, "/") {
 		path = "/" + path
 	}
-	return fmt.Sprintf("%s://%s%s", p.Protocol, hostPort(p.Host, p.Port), path)
-}
-
-func hostPort(host string, port int) string {
-	if strings.Contains(host, ":") && !strings.HasPrefix(host, "[") {
-		host = "[" + host + "]"
-	}
-	return host + ":" + strconv.Itoa(port)
+	return fmt.Sprintf("%s://%s%s", p.Protocol, net.JoinHostPort(strings.Trim(p.Host, "[]"), strconv.Itoa(p.Port)), path)
 }
 
 // transferDelays parses transferEmulationDelay: seconds for Download,

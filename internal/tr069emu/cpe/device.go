@@ -12,6 +12,7 @@ package cpe
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
@@ -171,22 +172,9 @@ func (d *Device) prepareTree(t *tree.Tree) {
 	if d.acsURL != "" {
 		sets = append(sets, tree.Set{Name: root + "ManagementServer.URL", Value: d.acsURL})
 	}
-	for _, s := range sets {
-		if _, ok := t.Get(s.Name); ok {
-			_, _ = t.SetValues([]tree.Set{s}, tree.SetOptions{})
-		}
-	}
+	setPresent(t, sets...)
 	if d.opts.Periodic > 0 || d.opts.PeriodicDisabled {
-		secs := int(d.opts.Periodic / time.Second)
-		vals := []tree.Set{{Name: root + "ManagementServer.PeriodicInformEnable", Value: strconv.FormatBool(!d.opts.PeriodicDisabled)}}
-		if secs > 0 {
-			vals = append(vals, tree.Set{Name: root + "ManagementServer.PeriodicInformInterval", Value: strconv.Itoa(secs)})
-		}
-		for _, s := range vals {
-			if _, ok := t.Get(s.Name); ok {
-				_, _ = t.SetValues([]tree.Set{s}, tree.SetOptions{})
-			}
-		}
+		setPresent(t, periodicSets(root, !d.opts.PeriodicDisabled, d.opts.Periodic)...)
 	}
 	uptime, localTime := root+"DeviceInfo.UpTime", root+"Time.CurrentLocalTime"
 	t.SetResolver(func(name string) (string, bool) {
@@ -393,7 +381,7 @@ func (d *Device) sessionWithRetry() {
 	}
 	wait := retryWait(d.retries, m, d.env.Settings().RandomRetry, rand.Int64N)
 	var ra *retryAfterError
-	if asRetryAfter(err, &ra) && ra.wait > wait {
+	if errors.As(err, &ra) && ra.wait > wait {
 		wait = ra.wait
 	}
 	d.log.Warn("session failed; retrying", "err", err, "retry", d.retries, "wait", wait.String())
@@ -458,20 +446,31 @@ func (d *Device) SetPeriodic(interval time.Duration) {
 	d.mu.Lock()
 	t := d.tree
 	d.mu.Unlock()
-	root := t.Template().Root()
-	sets := []tree.Set{{Name: root + "ManagementServer.PeriodicInformEnable", Value: strconv.FormatBool(interval > 0)}}
-	if interval > 0 {
-		sets = append(sets, tree.Set{Name: root + "ManagementServer.PeriodicInformInterval", Value: strconv.Itoa(int(interval / time.Second))})
+	setPresent(t, periodicSets(t.Template().Root(), interval > 0, interval)...)
+	d.mu.Lock()
+	d.periodic = interval
+	d.schedulePeriodicLocked(interval)
+	d.mu.Unlock()
+}
+
+// periodicSets are the ManagementServer values of a periodic setting; the
+// interval is written only when at least a second.
+func periodicSets(root string, enabled bool, interval time.Duration) []tree.Set {
+	sets := []tree.Set{{Name: root + "ManagementServer.PeriodicInformEnable", Value: strconv.FormatBool(enabled)}}
+	if secs := int(interval / time.Second); secs > 0 {
+		sets = append(sets, tree.Set{Name: root + "ManagementServer.PeriodicInformInterval", Value: strconv.Itoa(secs)})
 	}
+	return sets
+}
+
+// setPresent writes each value whose parameter the tree has, one by one:
+// device-managed values must not fail on a tree file that lacks one.
+func setPresent(t *tree.Tree, sets ...tree.Set) {
 	for _, s := range sets {
 		if _, ok := t.Get(s.Name); ok {
 			_, _ = t.SetValues([]tree.Set{s}, tree.SetOptions{})
 		}
 	}
-	d.mu.Lock()
-	d.periodic = interval
-	d.schedulePeriodicLocked(interval)
-	d.mu.Unlock()
 }
 
 // Periodic returns the periodic interval, 0 when disabled.

@@ -222,10 +222,7 @@ func (d *Device) afterSession(fn func(context.Context)) {
 }
 
 func setParameterKey(t *tree.Tree, root, key string) {
-	name := root + "ManagementServer.ParameterKey"
-	if _, ok := t.Get(name); ok {
-		_, _ = t.SetValues([]tree.Set{{Name: name, Value: key}}, tree.SetOptions{})
-	}
+	setPresent(t, tree.Set{Name: root + "ManagementServer.ParameterKey", Value: key})
 }
 
 // treeFault turns a tree error into the CWMP fault it carries.

@@ -37,8 +37,6 @@ func (e *retryAfterError) Error() string {
 	return fmt.Sprintf("ACS busy; retry after %s", e.wait)
 }
 
-func asRetryAfter(err error, target **retryAfterError) bool { return errors.As(err, target) }
-
 // exchange is one CWMP session over HTTP: it keeps the session cookies
 // and the message ids.
 type exchange struct {
