@@ -19,28 +19,8 @@ import (
 	"cpesuite/internal/acs"
 	"cpesuite/internal/acs/acsclient"
 	"cpesuite/internal/app"
+	"cpesuite/internal/testutil"
 )
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
-func eventually(t *testing.T, within time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", within, what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
 
 type syncBuffer struct {
 	mu sync.Mutex
@@ -69,8 +49,8 @@ type platform struct {
 func up(t *testing.T, targets string, extra map[string]string) *platform {
 	t.Helper()
 	p := &platform{addrs: map[string]string{
-		"CPESUITE_ACS_ADDR": freeAddr(t), "CPESUITE_ACS_API_ADDR": freeAddr(t),
-		"CPESUITE_SPEEDTEST_ADDR": freeAddr(t), "CPESUITE_TR069_EMULATOR_ADDR": freeAddr(t),
+		"CPESUITE_ACS_ADDR": testutil.FreeAddr(t), "CPESUITE_ACS_API_ADDR": testutil.FreeAddr(t),
+		"CPESUITE_SPEEDTEST_ADDR": testutil.FreeAddr(t), "CPESUITE_TR069_EMULATOR_ADDR": testutil.FreeAddr(t),
 	}, logs: &syncBuffer{}}
 	env := map[string]string{"CPESUITE_DATA_DIR": t.TempDir(), "CPESUITE_LOG_FORMAT": "json", "CPESUITE_LOG_LEVEL": "warn",
 		"CPESUITE_ACS_SPEEDTEST_URL": "http://" + p.addrs["CPESUITE_SPEEDTEST_ADDR"]}
@@ -96,7 +76,7 @@ func up(t *testing.T, targets string, extra map[string]string) *platform {
 			t.Error("cpesuite up did not stop within 30s")
 		}
 	})
-	eventually(t, 20*time.Second, "the emulator API", func() bool {
+	testutil.Eventually(t, 20*time.Second, "the emulator API", func() bool {
 		select {
 		case code := <-done:
 			t.Fatalf("cpesuite up exited %d:\n%s", code, p.logs.String())
@@ -156,7 +136,7 @@ func TestEmulatorBatchAgainstACS(t *testing.T) {
 
 	client := acsclient.New(p.url("CPESUITE_ACS_API_ADDR", ""), nil)
 	ctx := context.Background()
-	eventually(t, 30*time.Second, "10 emulated devices in the ACS", func() bool {
+	testutil.Eventually(t, 30*time.Second, "10 emulated devices in the ACS", func() bool {
 		page, err := client.Devices(ctx, acsclient.DeviceQuery{SerialPrefix: "EMU"})
 		return err == nil && page.Total == 10
 	})
@@ -174,7 +154,7 @@ func TestEmulatorBatchAgainstACS(t *testing.T) {
 			t.Fatalf("%s: %v", kind, err)
 		}
 		var task acs.Task
-		eventually(t, 45*time.Second, string(kind)+" to finish", func() bool {
+		testutil.Eventually(t, 45*time.Second, string(kind)+" to finish", func() bool {
 			txn, err := client.Transaction(ctx, res.ID)
 			if err != nil || len(txn.Tasks) == 0 {
 				return false
@@ -197,7 +177,7 @@ func TestEmulatorBatchAgainstACS(t *testing.T) {
 		t.Fatalf("SPV not visible: %s", task.Result)
 	}
 	do(acs.KindReboot, acs.CommandKeyArgs{CommandKey: "e2e"})
-	eventually(t, 20*time.Second, "M Reboot inform", func() bool {
+	testutil.Eventually(t, 20*time.Second, "M Reboot inform", func() bool {
 		d, err := client.Device(ctx, dev.ID)
 		return err == nil && strings.Contains(d.LastEvents, "M Reboot")
 	})

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -12,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"cpesuite/internal/testutil"
 )
 
 // buildBinary compiles the real command once per test binary run.
@@ -25,26 +26,16 @@ func buildBinary(t *testing.T) string {
 	return bin
 }
 
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
 // TestSignalsStopCleanly starts the real binary, downloads from it, sends
 // SIGTERM (and SIGINT) and expects exit code 0.
 func TestSignalsStopCleanly(t *testing.T) {
 	bin := buildBinary(t)
 	for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT} {
 		t.Run(sig.String(), func(t *testing.T) {
-			addr := freeAddr(t)
+			addr := testutil.FreeAddr(t)
 			cmd := exec.Command(bin, "up")
 			cmd.Env = append(os.Environ(), "CPESUITE_SPEEDTEST_ADDR="+addr, "CPESUITE_DATA_DIR="+t.TempDir(), "CPESUITE_LOG_FORMAT=json",
-				"CPESUITE_ACS_ADDR="+freeAddr(t), "CPESUITE_ACS_API_ADDR="+freeAddr(t), "CPESUITE_TR069_EMULATOR_ADDR="+freeAddr(t))
+				"CPESUITE_ACS_ADDR="+testutil.FreeAddr(t), "CPESUITE_ACS_API_ADDR="+testutil.FreeAddr(t), "CPESUITE_TR069_EMULATOR_ADDR="+testutil.FreeAddr(t))
 			var logs bytes.Buffer
 			cmd.Stderr = &logs
 			if err := cmd.Start(); err != nil {

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"cpesuite/internal/testutil"
 )
 
 // syncBuffer is a bytes.Buffer safe for the logger and the test to share.
@@ -94,35 +96,13 @@ func TestCLIInfoCommands(t *testing.T) {
 	}
 }
 
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	return ln.Addr().String()
-}
-
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 func TestCLIUpServesAndStopsCleanly(t *testing.T) {
 	for _, args := range [][]string{{"up"}, {"up", "--only", "speedtest"}, {"run", "speedtest"}} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
-			addr := freeAddr(t)
+			addr := testutil.FreeAddr(t)
 			dataDir := t.TempDir() + "/nested/data"
 			env := map[string]string{"CPESUITE_SPEEDTEST_ADDR": addr, "CPESUITE_DATA_DIR": dataDir, "CPESUITE_LOG_FORMAT": "json",
-				"CPESUITE_ACS_ADDR": freeAddr(t), "CPESUITE_ACS_API_ADDR": freeAddr(t), "CPESUITE_TR069_EMULATOR_ADDR": freeAddr(t)}
+				"CPESUITE_ACS_ADDR": testutil.FreeAddr(t), "CPESUITE_ACS_API_ADDR": testutil.FreeAddr(t), "CPESUITE_TR069_EMULATOR_ADDR": testutil.FreeAddr(t)}
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			var errb syncBuffer
@@ -130,7 +110,7 @@ func TestCLIUpServesAndStopsCleanly(t *testing.T) {
 			go func() { done <- CLI(ctx, args, io.Discard, &errb, envMap(env)) }()
 
 			var body []byte
-			waitFor(t, 10*time.Second, "speedtest to answer", func() bool {
+			testutil.Eventually(t, 10*time.Second, "speedtest to answer", func() bool {
 				resp, err := http.Get("http://" + addr + "/download?size=1000")
 				if err != nil {
 					return false
@@ -143,7 +123,7 @@ func TestCLIUpServesAndStopsCleanly(t *testing.T) {
 				t.Fatalf("downloaded %d bytes, want 1000", len(body))
 			}
 			// Modules after speedtest may still be starting.
-			waitFor(t, 10*time.Second, "all modules ready", func() bool { return strings.Contains(errb.String(), `"all modules ready"`) })
+			testutil.Eventually(t, 10*time.Second, "all modules ready", func() bool { return strings.Contains(errb.String(), `"all modules ready"`) })
 			cancel() // what SIGINT/SIGTERM does in main
 			select {
 			case code := <-done:
@@ -174,7 +154,7 @@ func TestCLIPortInUseFails(t *testing.T) {
 	}
 	defer ln.Close()
 	env := map[string]string{"CPESUITE_SPEEDTEST_ADDR": ln.Addr().String(), "CPESUITE_DATA_DIR": t.TempDir(),
-		"CPESUITE_ACS_ADDR": freeAddr(t), "CPESUITE_ACS_API_ADDR": freeAddr(t), "CPESUITE_TR069_EMULATOR_ADDR": freeAddr(t)}
+		"CPESUITE_ACS_ADDR": testutil.FreeAddr(t), "CPESUITE_ACS_API_ADDR": testutil.FreeAddr(t), "CPESUITE_TR069_EMULATOR_ADDR": testutil.FreeAddr(t)}
 	code, _, stderr := runCLI(context.Background(), []string{"up"}, env)
 	if code != 1 {
 		t.Fatalf("exit %d, want 1; stderr:\n%s", code, stderr)

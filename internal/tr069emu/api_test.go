@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"cpesuite/internal/platform/httpx/openapitest"
+	"cpesuite/internal/testutil"
 	"cpesuite/internal/tr069emu/tree"
 )
 
@@ -343,7 +344,7 @@ func TestDeviceLogs(t *testing.T) {
 	e := startEmu(t, testConfig(t, deadACS))
 	startSingle(t, e, "LOG1", "tr181-base.xml")
 	var st LogStatistics
-	eventually(t, 10*time.Second, "log lines", func() bool {
+	testutil.Eventually(t, 10*time.Second, "log lines", func() bool {
 		r := e.do("GET", "/apiV2/logStatistics?serial=LOG1", nil)
 		if r.status != 200 {
 			return false

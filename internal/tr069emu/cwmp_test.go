@@ -21,13 +21,14 @@ import (
 	"cpesuite/internal/platform/logx"
 	"cpesuite/internal/platform/metrics"
 	"cpesuite/internal/speedtest"
+	"cpesuite/internal/testutil"
 )
 
 // acsDevice waits until the ACS knows serial and returns it.
 func acsDevice(t *testing.T, a *acstest.ACS, serial string) acs.Device {
 	t.Helper()
 	var dev acs.Device
-	eventually(t, 10*time.Second, "device "+serial+" in the ACS", func() bool {
+	testutil.Eventually(t, 10*time.Second, "device "+serial+" in the ACS", func() bool {
 		page, err := a.Client.Devices(context.Background(), acsclient.DeviceQuery{Serial: serial})
 		if err != nil || len(page.Items) == 0 {
 			return false
@@ -129,7 +130,7 @@ func TestDeviceAnswersACSTasks(t *testing.T) {
 			if task.State != acs.TaskDone {
 				t.Fatalf("Reboot: %+v", task)
 			}
-			eventually(t, 10*time.Second, "1 BOOT after the reboot", func() bool {
+			testutil.Eventually(t, 10*time.Second, "1 BOOT after the reboot", func() bool {
 				d, err := a.Client.Device(context.Background(), dev.ID)
 				return err == nil && strings.Contains(d.LastEvents, "M Reboot")
 			})
@@ -184,7 +185,7 @@ func TestDiagnosticsAgainstSpeedtest(t *testing.T) {
 					t.Fatal(err)
 				}
 				var task acs.Task
-				eventually(t, 30*time.Second, string(tc.kind)+" result", func() bool {
+				testutil.Eventually(t, 30*time.Second, string(tc.kind)+" result", func() bool {
 					txn, err := a.Client.Transaction(context.Background(), resp.ID)
 					if err != nil || len(txn.Tasks) == 0 {
 						return false
@@ -216,7 +217,7 @@ func TestBatchRegistersDevicesAndStops(t *testing.T) {
 		t.Fatalf("status %q", r.body)
 	}
 	e.must(409, e.do("POST", "/api/start", nil))
-	eventually(t, 15*time.Second, "6 devices in the ACS", func() bool {
+	testutil.Eventually(t, 15*time.Second, "6 devices in the ACS", func() bool {
 		page, err := a.Client.Devices(context.Background(), acsclient.DeviceQuery{SerialPrefix: "EMU"})
 		return err == nil && page.Total == 6
 	})
@@ -227,14 +228,14 @@ func TestBatchRegistersDevicesAndStops(t *testing.T) {
 	}
 	// Periodic informs arrive (interval 1 s).
 	dev := acsDevice(t, a, "EMU0000001")
-	eventually(t, 10*time.Second, "a periodic Inform", func() bool {
+	testutil.Eventually(t, 10*time.Second, "a periodic Inform", func() bool {
 		d, err := a.Client.Device(context.Background(), dev.ID)
 		return err == nil && strings.Contains(d.LastEvents, "2 PERIODIC")
 	})
 	// invokeSerial starts a 6 CONNECTION REQUEST session.
 	// With 1 s periodic informs the device may be in a session: that is a
 	// 409, and the next try gets through.
-	eventually(t, 10*time.Second, "invokeSerial accepted", func() bool {
+	testutil.Eventually(t, 10*time.Second, "invokeSerial accepted", func() bool {
 		r := e.do("POST", "/api/invokeSerial", map[string]string{"serial": "EMU0000002"})
 		if r.status == 409 && strings.Contains(r.errorText(t), "in a CWMP session") {
 			return false
@@ -243,7 +244,7 @@ func TestBatchRegistersDevicesAndStops(t *testing.T) {
 		return true
 	})
 	dev2 := acsDevice(t, a, "EMU0000002")
-	eventually(t, 10*time.Second, "6 CONNECTION REQUEST", func() bool {
+	testutil.Eventually(t, 10*time.Second, "6 CONNECTION REQUEST", func() bool {
 		d, err := a.Client.Device(context.Background(), dev2.ID)
 		return err == nil && strings.Contains(d.LastEvents, "6 CONNECTION REQUEST")
 	})
@@ -286,7 +287,7 @@ func TestHTTPSACS(t *testing.T) {
 				return
 			}
 			d, _ := e.device(serial)
-			eventually(t, 10*time.Second, "a failed TLS session", func() bool { return e.env.Failures.Load() > 0 && !d.InSession() })
+			testutil.Eventually(t, 10*time.Second, "a failed TLS session", func() bool { return e.env.Failures.Load() > 0 && !d.InSession() })
 			page, err := a.Client.Devices(context.Background(), acsclient.DeviceQuery{Serial: serial})
 			if err != nil || page.Total != 0 {
 				t.Fatalf("untrusted ACS got the device: %v %+v", err, page)

@@ -19,6 +19,7 @@ import (
 	"cpesuite/internal/platform/logx"
 	"cpesuite/internal/platform/metrics"
 	"cpesuite/internal/speedtest"
+	"cpesuite/internal/testutil"
 	"cpesuite/internal/tr069emu/filexfer"
 	"cpesuite/internal/tr069emu/tr143"
 	"cpesuite/internal/tr069emu/tree"
@@ -47,7 +48,7 @@ func requireFilexfer(t *testing.T, fetch, send bool) {
 	filexferProbe.once.Do(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		url := "http://" + freeAddr(t) + "/probe"
+		url := "http://" + testutil.FreeAddr(t) + "/probe"
 		filexferProbe.fetch = implemented(func() { filexfer.Fetch(ctx, url, "", "", 0, 0) })
 		filexferProbe.send = implemented(func() { filexfer.Send(ctx, url, "", "", []byte("probe")) })
 	})
@@ -124,7 +125,7 @@ func (fs *fileServer) upload(n string) []byte {
 func TestDownloadAndUploadTransfers(t *testing.T) {
 	t.Parallel()
 	fs := newFileServer(t)
-	dead := "http://" + freeAddr(t)
+	dead := "http://" + testutil.FreeAddr(t)
 	for _, tc := range []struct {
 		name     string
 		download *cwmp.Download
@@ -501,7 +502,7 @@ func TestDiagnostics(t *testing.T) {
 			}
 
 			// An unreachable server is an error state, still reported.
-			diagnose(t, a, d, download, map[string]cwmp.Value{"DownloadURL": cwmp.String("http://" + freeAddr(t) + "/download")})
+			diagnose(t, a, d, download, map[string]cwmp.Value{"DownloadURL": cwmp.String("http://" + testutil.FreeAddr(t) + "/download")})
 			if s := paramValue(t, d, download+"DiagnosticsState"); !strings.HasPrefix(s, "Error_") {
 				t.Errorf("download from a closed port: state %q", s)
 			}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -489,16 +488,4 @@ func as[T cwmp.Message](t testing.TB, m cwmp.Message) T {
 		t.Fatalf("want %T, got %s %+v", v, m.Method(), m)
 	}
 	return v
-}
-
-// freeAddr returns a local TCP address nobody listens on.
-func freeAddr(t testing.TB) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	_ = l.Close()
-	return addr
 }

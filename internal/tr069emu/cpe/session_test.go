@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"cpesuite/internal/cwmp"
+	"cpesuite/internal/testutil"
 	"cpesuite/internal/tr069emu/tree"
 )
 
@@ -417,7 +418,7 @@ func TestConnectionRequestOverridesBackoff(t *testing.T) {
 
 func TestTriggerKeepsEventsOnce(t *testing.T) {
 	t.Parallel()
-	d := newDevice(t, newEnv(t, Settings{}), tree.TR181, "http://"+freeAddr(t), Options{Serial: "EMUTRIGGER"})
+	d := newDevice(t, newEnv(t, Settings{}), tree.TR181, "http://"+testutil.FreeAddr(t), Options{Serial: "EMUTRIGGER"})
 	d.Trigger(
 		cwmp.EventStruct{EventCode: cwmp.EventBoot},
 		cwmp.EventStruct{EventCode: cwmp.EventBoot},

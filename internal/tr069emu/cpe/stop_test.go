@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"cpesuite/internal/testutil"
 	"cpesuite/internal/tr069emu/tree"
 )
 
@@ -110,7 +111,7 @@ func leaked(all []byte) []byte {
 func TestStopBeforeStartAndTwice(t *testing.T) {
 	t.Parallel()
 	env := newEnv(t, Settings{})
-	d := New(env, Options{Serial: "EMUIDLE", ACSURL: "http://" + freeAddr(t), Tree: tree.New(baseTemplate(t, tree.TR181))})
+	d := New(env, Options{Serial: "EMUIDLE", ACSURL: "http://" + testutil.FreeAddr(t), Tree: tree.New(baseTemplate(t, tree.TR181))})
 	d.Stop()
 	d.Stop()
 	if d.ConnectionRequest() {
