@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"cpesuite/internal/acs"
+	"cpesuite/internal/fcc"
 	"cpesuite/internal/platform/config"
 	"cpesuite/internal/platform/grid"
 	"cpesuite/internal/speedtest"
@@ -30,6 +31,7 @@ type Config struct {
 	Speedtest speedtest.Config
 	ACS       acs.Config
 	TR069Emu  tr069emu.Config
+	FCC       fcc.Config
 }
 
 // RegisterFlags registers every variable on s with its default.
@@ -58,6 +60,7 @@ func (c *Config) RegisterFlags(s *config.Set, lookupEnv func(string) (string, bo
 	c.Speedtest.RegisterFlags(s)
 	c.ACS.RegisterFlags(s)
 	c.TR069Emu.RegisterFlags(s)
+	c.FCC.RegisterFlags(s)
 }
 
 // Addr returns the configured address of a target's listener.
@@ -81,7 +84,10 @@ func (c *Config) Validate() error {
 	if err := c.ACS.Validate(); err != nil {
 		return err
 	}
-	return c.TR069Emu.Validate()
+	if err := c.TR069Emu.Validate(); err != nil {
+		return err
+	}
+	return c.FCC.Validate()
 }
 
 // Prepare creates the data directory and fills paths derived from it.

@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"cpesuite/internal/acs"
+	"cpesuite/internal/fcc"
 	"cpesuite/internal/platform/grid"
 	"cpesuite/internal/platform/health"
 	"cpesuite/internal/platform/httpx"
@@ -26,6 +27,7 @@ const (
 	Speedtest = "speedtest"
 	ACS       = "acs"
 	TR069Emu  = "tr069-emulator"
+	FCC       = "fcc"
 )
 
 // modules holds what module inits share: the configuration and the
@@ -50,6 +52,9 @@ func newModules(cfg *Config, log *slog.Logger) *modules {
 	m.Register(Module{Name: ACS, Target: true, Init: m.initACS})
 	m.Register(Module{Name: Speedtest, Target: true, Init: m.initSpeedtest})
 	m.Register(Module{Name: TR069Emu, Target: true, Init: m.initTR069Emu})
+	// After the ACS: in `cpesuite up` the ACS's Init creates the device
+	// tables the campaign service reads.
+	m.Register(Module{Name: FCC, Target: true, Init: m.initFCC})
 	return m
 }
 
@@ -202,5 +207,24 @@ func (m *modules) initTR069Emu(context.Context) (service.Service, error) {
 			},
 			StopFn: func(context.Context) error { e.Shutdown(); return nil },
 		},
+	}, nil
+}
+
+func (m *modules) initFCC(ctx context.Context) (service.Service, error) {
+	cfg := m.cfg.FCC
+	cfg.Addr, cfg.DataDir = m.cfg.Addr(FCC, "addr"), m.cfg.DataDir
+	log := m.log.With("module", FCC)
+	svc, closeDBs, err := fcc.Open(ctx, cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	mux := httpx.NewMux()
+	fcc.NewAPI(svc).Routes(mux)
+	mux.ServeMux.Handle("GET /actuator/prometheus", metrics.Handler(m.metrics))
+	hr := health.NewRegistry()
+	svc.RegisterHealth(hr)
+	return service.Group{
+		service.Funcs{StopFn: func(context.Context) error { return closeDBs() }},
+		m.httpServer(FCC, cfg.Addr, mux, hr, fcc.ErrorWriter()),
 	}, nil
 }
