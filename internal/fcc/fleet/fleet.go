@@ -14,6 +14,7 @@ import (
 	"database/sql"
 	"fmt"
 	"slices"
+	"strings"
 
 	"cpesuite/internal/platform/apperr"
 	"cpesuite/internal/platform/sqlstore"
@@ -91,14 +92,11 @@ func ParseSourceType(s string) (SourceType, error) {
 }
 
 func sourceTypeList() string {
-	out := ""
+	names := make([]string, len(sourceTypes))
 	for i, t := range sourceTypes {
-		if i > 0 {
-			out += ", "
-		}
-		out += string(t)
+		names[i] = string(t)
 	}
-	return out
+	return strings.Join(names, ", ")
 }
 
 // Condition is the device condition request: every field optional, present
@@ -127,7 +125,19 @@ type SavedCondition struct {
 	Condition Condition // criteria: manufacturerIds, modelIds, domainIds, onlyOnline, rules
 }
 
-// Selection is what to resolve.
+// Selection is what to resolve. Which fields take part depends on Source:
+//
+//   - every source: the scope narrowed by Condition.DomainIDs (rule 2),
+//     Manufacturer and Model when not blank, and Exclude;
+//   - SourceAll: nothing else ("every visible device of the chosen model"),
+//     so a stray condition cannot shrink the fleet;
+//   - SourceCondition, SourceDevices, SourceSerials: the present Condition
+//     fields (manufacturerIds, modelIds, onlyOnline, rules), so that an
+//     upload honours onlyOnline; plus DeviceIDs or Serials for the last two.
+//
+// For serial lists the reports (notFoundSerials, duplicateSerials) describe
+// what the serials resolve to among the visible devices before Exclude is
+// applied: unselecting one device of a serial does not make it "not found".
 type Selection struct {
 	Source       SourceType
 	Manufacturer string // case-insensitive whole match on manufacturer name; blank = no filter

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"slices"
 	"strings"
@@ -217,6 +218,7 @@ type resolveCase struct {
 }
 
 func TestResolve(t *testing.T) {
+	t.Parallel()
 	forDialects(t, func(t *testing.T, f *fixture) {
 		all := fleet.Scope{All: true}
 		visible := fleet.Scope{DomainIDs: []int64{1, f.d2, f.d3}}
@@ -333,6 +335,18 @@ func TestResolve(t *testing.T) {
 				sel:   fleet.Selection{Source: fleet.SourceAll},
 				page:  fleet.Page{Number: 5, Size: 3},
 				items: []string{}, total: 8, online: 5, unsup: 1, notFound: []string{}, duplicates: []string{}, stmts: 1,
+			},
+			{
+				name: "a huge page number does not overflow", scope: all,
+				sel:   fleet.Selection{Source: fleet.SourceAll},
+				page:  fleet.Page{Number: math.MaxInt, Size: 3},
+				items: []string{}, total: 8, online: 5, unsup: 1, notFound: []string{}, duplicates: []string{}, stmts: 1,
+			},
+			{
+				name: "page size above the device limit is capped", scope: all,
+				sel:   fleet.Selection{Source: fleet.SourceAll, Manufacturer: "gamma"},
+				page:  fleet.Page{Number: 1, Size: math.MaxInt},
+				items: []string{"USP-1"}, total: 1, online: 1, unsup: 1, notFound: []string{}, duplicates: []string{}, stmts: 2,
 			},
 			{
 				name: "page number 0 counts as 1", scope: all,
@@ -457,6 +471,7 @@ func checkResult(t *testing.T, f *fixture, tc resolveCase, res fleet.Result, stm
 // the same as with the domain predicate in SQL, and that the SQL then
 // carries no domain list.
 func TestInMemoryDomains(t *testing.T) {
+	t.Parallel()
 	forDialects(t, func(t *testing.T, f *fixture) {
 		ctx := context.Background()
 		serials := []string{"SN-A1", "sn-a2", "SN-A3", "dup-1", "usp-1", "orphan-1", "nodom-1", "missing"}
@@ -529,6 +544,7 @@ func TestInMemoryDomains(t *testing.T) {
 }
 
 func TestResolveDeviceFields(t *testing.T) {
+	t.Parallel()
 	forDialects(t, func(t *testing.T, f *fixture) {
 		res, err := f.r.Resolve(context.Background(), fleet.Scope{All: true}, fleet.Selection{Source: fleet.SourceAll}, fleet.Page{Number: 1, Size: 100})
 		if err != nil {
@@ -574,6 +590,7 @@ func TestResolveDeviceFields(t *testing.T) {
 }
 
 func TestRefusalsBeforeAnyStatement(t *testing.T) {
+	t.Parallel()
 	forDialects(t, func(t *testing.T, f *fixture) {
 		small := fleet.New(f.db, f.dialect, 3)
 		cases := []struct {
@@ -628,6 +645,7 @@ func TestRefusalsBeforeAnyStatement(t *testing.T) {
 }
 
 func TestCount(t *testing.T) {
+	t.Parallel()
 	forDialects(t, func(t *testing.T, f *fixture) {
 		sel := fleet.Selection{Source: fleet.SourceSerials, Serials: []string{"dup-1", "Missing"}}
 		f.db.take()
@@ -655,6 +673,7 @@ func TestCount(t *testing.T) {
 }
 
 func TestFleet(t *testing.T) {
+	t.Parallel()
 	forDialects(t, func(t *testing.T, f *fixture) {
 		ctx := context.Background()
 		acme := fleet.Selection{Source: fleet.SourceAll, Manufacturer: "Acme"}
@@ -713,6 +732,7 @@ func TestFleet(t *testing.T) {
 }
 
 func TestCatalog(t *testing.T) {
+	t.Parallel()
 	forDialects(t, func(t *testing.T, f *fixture) {
 		ctx := context.Background()
 		entry := func(mf, model, proto string, supported bool, n int64) fleet.CatalogEntry {
@@ -755,6 +775,7 @@ func TestCatalog(t *testing.T) {
 }
 
 func TestLoadCondition(t *testing.T) {
+	t.Parallel()
 	forDialects(t, func(t *testing.T, f *fixture) {
 		ctx := context.Background()
 		saved, err := f.store.SaveCondition(ctx, acs.Condition{Name: "online acme", DomainID: ptr(f.d2), Criteria: acs.Criteria{
@@ -816,6 +837,7 @@ func TestLoadCondition(t *testing.T) {
 // TestLargeLists passes 20000 serials and ids through one parameter on
 // each dialect (a list of placeholders would exceed SQLite's limit).
 func TestLargeLists(t *testing.T) {
+	t.Parallel()
 	forDialects(t, func(t *testing.T, f *fixture) {
 		ctx := context.Background()
 		serials := make([]string, 0, maxDevices)
@@ -945,4 +967,27 @@ func TestParseSourceType(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestPageCeiling: a page never holds more than maxDevices items (the spec's
+// resolve page ceiling), on the SQL and the in-memory paths alike.
+func TestPageCeiling(t *testing.T) {
+	t.Parallel()
+	forDialects(t, func(t *testing.T, f *fixture) {
+		r := fleet.New(f.db, f.dialect, 2)
+		for _, scope := range []fleet.Scope{{All: true}, bigScope(1, f.d2, f.d3)} {
+			for _, sel := range []fleet.Selection{
+				{Source: fleet.SourceAll},
+				{Source: fleet.SourceSerials, Serials: []string{"sn-a1", "sn-a2"}},
+			} {
+				res, err := r.Resolve(context.Background(), scope, sel, fleet.Page{Number: 1, Size: 50})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(res.Items) != 2 || res.TotalCount < 2 {
+					t.Fatalf("%s: %d items of %d, want a page of 2", sel.Source, len(res.Items), res.TotalCount)
+				}
+			}
+		}
+	})
 }

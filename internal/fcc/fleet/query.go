@@ -62,6 +62,18 @@ func (q *query) whereClause() string {
 	return "\nWHERE " + strings.Join(q.conds, "\n  AND ")
 }
 
+// noIndex marks col so that SQLite does not use an index for the term it
+// appears in (the unary + of the SQLite query planner documentation).
+// Without statistics SQLite picks the domain index over the serial index,
+// scanning a whole domain to find a few serials; PostgreSQL plans from
+// statistics and gets the column as is.
+func (q *query) noIndex(col string) string {
+	if q.dialect == sqlstore.SQLite {
+		return "+" + col
+	}
+	return col
+}
+
 // inList adds "col IN list" (or NOT IN) with the whole list as ONE
 // parameter, so that lists of 20000 ids or serials neither hit the
 // placeholder limits (SQLite 32766, PostgreSQL 65535) nor make every request

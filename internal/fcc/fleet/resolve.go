@@ -5,6 +5,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -107,7 +108,13 @@ func (r *Resolver) prepare(scope Scope, sel Selection) (*plan, error) {
 func (r *Resolver) filter(q *query, p *plan, excludeInSQL bool) {
 	sel := p.sel
 	if !p.scope.All && p.visible == nil {
-		q.inList("d.domain_id", p.scope.DomainIDs, false)
+		col := "d.domain_id"
+		if sel.Source == SourceSerials {
+			// A serial list is the selective predicate; keep SQLite from
+			// walking every device of the visible domains instead.
+			col = q.noIndex(col)
+		}
+		q.inList(col, p.scope.DomainIDs, false)
 	}
 	if name := strings.TrimSpace(sel.Manufacturer); name != "" {
 		q.where("lower(m.name) = lower(" + q.arg(name) + ")")
@@ -383,12 +390,15 @@ func (r *Resolver) Resolve(ctx context.Context, scope Scope, sel Selection, page
 		// every row anyway.
 		var i int64
 		err := r.readSerials(ctx, p, &res.Counts, func(d Device) {
-			if i >= offset && i < offset+size {
+			if i >= offset && i-offset < size {
 				res.Items = append(res.Items, d)
 			}
 			i++
 		})
-		return res, err
+		if err != nil {
+			return Result{}, err
+		}
+		return res, nil
 	}
 	if size == 0 || offset >= c.TotalCount {
 		return res, nil
@@ -407,7 +417,10 @@ func (r *Resolver) Resolve(ctx context.Context, scope Scope, sel Selection, page
 		res.Items = append(res.Items, d)
 		return int64(len(res.Items)) < size
 	})
-	return res, err
+	if err != nil {
+		return Result{}, err
+	}
+	return res, nil
 }
 
 // window turns a 1-based page into a row count and offset, capping the
@@ -418,6 +431,10 @@ func (r *Resolver) window(page Page) (size, offset int64) {
 		size = min(size, int64(r.maxDevices))
 	}
 	number := int64(max(page.Number, 1))
+	if size > 0 && number-1 > math.MaxInt64/size {
+		// A page number this large is beyond any end; do not overflow.
+		return size, math.MaxInt64
+	}
 	return size, (number - 1) * size
 }
 
