@@ -77,8 +77,8 @@ func (s *Service) PutDomainSetting(ctx context.Context, id Identity, req DomainS
 	if err := validateDefault(st); err != nil {
 		return DomainSetting{}, err
 	}
-	ds := DomainSetting{DomainID: domain, Type: req.Type, Settings: onlyHalf(st), UpdatedAt: s.now(), UpdatedBy: s.auditUser(id)}
-	if err := s.store.putDomainSetting(ctx, ds); err != nil {
+	ds := DomainSetting{DomainID: req.DomainID, Type: req.Type, Settings: onlyHalf(st), UpdatedAt: s.now(), UpdatedBy: s.auditUser(id)}
+	if err := s.store.putDomainSetting(ctx, domain, ds); err != nil {
 		return DomainSetting{}, err
 	}
 	s.log.Info("default settings stored", "domain", domain, "type", req.Type, "user", ds.UpdatedBy)

@@ -135,6 +135,9 @@ func (a *API) export(w http.ResponseWriter, r *http.Request) error {
 	w.Header().Set("Content-Type", "application/xml")
 	w.Header().Set("Content-Disposition", `attachment; filename="`+name+`"`)
 	w.WriteHeader(http.StatusOK)
+	// Flushing the header now keeps the server from buffering a small
+	// document and adding a Content-Length: the answer is always a stream.
+	_ = http.NewResponseController(w).Flush()
 	if err := write(w); err != nil {
 		// After the first byte a failure can only truncate the document.
 		a.s.log.Error("export stream failed", "campaign", id, "err", err, "request_id", httpx.RequestIDFrom(r.Context()))

@@ -180,6 +180,7 @@ func TestSaveValidations(t *testing.T) {
 			{"5 operator outside the subset", func(c *Campaign) {
 				c.Configs[0] = TestConfig{SourceType: "CONDITION", ConditionID: &containsCond.ID, Settings: []Setting{speedSetting()}}
 			}, 400, `"contains"`},
+			{"6 no configuration", func(c *Campaign) { c.Configs = nil }, 400, "at least one configuration"},
 			{"6 too many configs", func(c *Campaign) {
 				for range 10 {
 					c.Configs = append(c.Configs, serialConfig("A1"))
@@ -306,7 +307,6 @@ func TestFrozenFleet(t *testing.T) {
 			func(c *Campaign) { c.Configs[0].Serials = []string{"A1"} },
 			func(c *Campaign) { c.Configs[0].Manufacturer = "Other" },
 			func(c *Campaign) { c.Configs = append(c.Configs, serialConfig("B1")) },
-			func(c *Campaign) { c.Configs = nil },
 			func(c *Campaign) { c.Configs[0].ID = nil },
 		}
 		for i, edit := range edits {
@@ -353,6 +353,11 @@ func TestSettingsChain(t *testing.T) {
 		put(scopeList(2, 2), nil, TypeLatency, Setting{}).want(403)
 		put(scopeList(2, 2), ptr(int64(3)), TypeLatency, Setting{}).want(403)
 		put(scopeAll, ptr(int64(2)), "latency", Setting{}).want(400)
+		var list struct{ Items []DomainSetting }
+		h.do("POST", "/FCC/admin/domain-setting/list", scopeAll, map[string]any{"domainIds": []int64{3}}).want(200).decode(&list)
+		if len(list.Items) != 2 || list.Items[0].DomainID != nil || *list.Items[1].DomainID != 3 {
+			t.Fatalf("global (null) and domain 3 expected: %+v", list.Items)
+		}
 
 		lat := func(st Setting) Campaign {
 			c := speedCampaign("lat", TestConfig{SourceType: "SERIAL_LIST", Serials: []string{"A1"}, Settings: []Setting{st}})
@@ -401,7 +406,6 @@ func TestSettingsChain(t *testing.T) {
 		if msg := h.do("PUT", "/FCC/item/details", scopeList(3, 3), lat(Setting{Type: TypeLatency})).want(400).errorBody().Message; !strings.Contains(msg, "testHost is required") {
 			t.Fatalf("message %q", msg)
 		}
-		var list struct{ Items []DomainSetting }
 		h.do("POST", "/FCC/admin/domain-setting/list", scopeList(3, 3), map[string]any{}).want(200).decode(&list)
 		if len(list.Items) != 0 {
 			t.Fatalf("domain 3 sees %+v", list.Items)
@@ -459,6 +463,9 @@ func TestList(t *testing.T) {
 			map[string]any{"sort": []SortEntry{{Field: "name", Direction: "up"}}}, `{"pageSize":`,
 		} {
 			h.do("POST", "/FCC/items", scopeAll, bad).want(400)
+		}
+		if msg := h.do("POST", "/FCC/items", scopeAll, `{"pageNumbers": [1, 2]}`).want(400).errorBody().Message; !strings.Contains(msg, "pageNumbers") {
+			t.Fatalf("message %q names no field", msg)
 		}
 		h.do("POST", "/FCC/items", scopeAll, map[string]any{"pageSize": 500}).want(200)
 	})

@@ -45,8 +45,13 @@ func (s *Service) selectionFor(ctx context.Context, req ResolveRequest) (fleet.S
 	if err != nil {
 		return fleet.Selection{}, invalid("sourceType: %v", err)
 	}
-	sel := fleet.Selection{Source: src, Manufacturer: strings.TrimSpace(req.Manufacturer), Model: strings.TrimSpace(req.Model),
-		Serials: req.Serials, DeviceIDs: req.SelectedDevices, Exclude: req.UnselectedDevices}
+	sel := fleet.Selection{Source: src, Serials: req.Serials, DeviceIDs: req.SelectedDevices, Exclude: req.UnselectedDevices}
+	// As at save time (fleetSelection): the chosen manufacturer and model
+	// narrow ALL and CONDITION sources and only label device and serial
+	// lists, so the wizard counts what a save would freeze.
+	if src == fleet.SourceAll || src == fleet.SourceCondition {
+		sel.Manufacturer, sel.Model = strings.TrimSpace(req.Manufacturer), strings.TrimSpace(req.Model)
+	}
 	if req.Condition != nil {
 		sel.Condition = *req.Condition
 		sel.Condition.Rules = nil // rules come from saved conditions only

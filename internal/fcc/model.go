@@ -2,7 +2,7 @@ package fcc
 
 import (
 	"encoding/json"
-	"fmt"
+	"reflect"
 	"strings"
 	"time"
 )
@@ -137,7 +137,7 @@ func (p *PageNumber) UnmarshalJSON(b []byte) error {
 	if strings.HasPrefix(s, "[") {
 		var a []int
 		if err := json.Unmarshal(b, &a); err != nil || len(a) > 1 {
-			return fmt.Errorf("page number must be a number or an array holding one number")
+			return pageNumberError("array")
 		}
 		if len(a) == 1 {
 			*p = PageNumber(a[0])
@@ -146,10 +146,19 @@ func (p *PageNumber) UnmarshalJSON(b []byte) error {
 	}
 	var n int
 	if err := json.Unmarshal(b, &n); err != nil {
-		return fmt.Errorf("page number must be a number or an array holding one number")
+		return pageNumberError(s)
 	}
 	*p = PageNumber(n)
 	return nil
+}
+
+// pageNumberError is a type error, so that the JSON decoder names the
+// field and the client reads what was expected.
+func pageNumberError(got string) error {
+	if len(got) > 20 {
+		got = got[:20]
+	}
+	return &json.UnmarshalTypeError{Value: got, Type: reflect.TypeFor[int]()}
 }
 
 // PageDetails is the paging envelope.

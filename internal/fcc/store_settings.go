@@ -16,7 +16,7 @@ const GlobalDomain int64 = 0
 // DomainSetting is one default settings element of a domain (or of the
 // global level) for one test type.
 type DomainSetting struct {
-	DomainID  int64     `json:"domainId"`
+	DomainID  *int64    `json:"domainId"` // null: the global level
 	Type      string    `json:"type"`
 	Settings  Setting   `json:"settings"`
 	UpdatedAt time.Time `json:"updated"`
@@ -33,7 +33,7 @@ func (s *Store) defaults(ctx context.Context, domain int64) (Defaults, error) {
 	}
 	for _, ds := range list {
 		st := ds.Settings
-		if ds.DomainID == domain && domain != GlobalDomain {
+		if ds.DomainID != nil && *ds.DomainID == domain {
 			d.Domain[ds.Type] = &st
 		} else {
 			d.Global[ds.Type] = &st
@@ -57,11 +57,15 @@ func (s *Store) domainSettings(ctx context.Context, domains []int64) ([]DomainSe
 	for rows.Next() {
 		var ds DomainSetting
 		var values string
-		if err := rows.Scan(&ds.DomainID, &ds.Type, &values, &ds.UpdatedAt, &ds.UpdatedBy); err != nil {
+		var domain int64
+		if err := rows.Scan(&domain, &ds.Type, &values, &ds.UpdatedAt, &ds.UpdatedBy); err != nil {
 			return nil, err
 		}
+		if domain != GlobalDomain {
+			ds.DomainID = &domain
+		}
 		if err := json.Unmarshal([]byte(values), &ds.Settings); err != nil {
-			return nil, fmt.Errorf("default settings of domain %d: %w", ds.DomainID, err)
+			return nil, fmt.Errorf("default settings of domain %d: %w", domain, err)
 		}
 		ds.Settings.Type = ds.Type
 		ds.Settings = onlyHalf(ds.Settings)
@@ -71,8 +75,9 @@ func (s *Store) domainSettings(ctx context.Context, domains []int64) ([]DomainSe
 	return out, rows.Err()
 }
 
-// putDomainSetting stores (replaces) one default element.
-func (s *Store) putDomainSetting(ctx context.Context, ds DomainSetting) error {
+// putDomainSetting stores (replaces) one default element of domain
+// (GlobalDomain for the global level).
+func (s *Store) putDomainSetting(ctx context.Context, domain int64, ds DomainSetting) error {
 	half := onlyHalf(ds.Settings)
 	half.ID = nil
 	values, err := json.Marshal(half)
@@ -80,11 +85,11 @@ func (s *Store) putDomainSetting(ctx context.Context, ds DomainSetting) error {
 		return err
 	}
 	return s.db.InTx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM fcc_domain_settings WHERE domain_id = ? AND type = ?`), ds.DomainID, ds.Type); err != nil {
+		if _, err := tx.ExecContext(ctx, s.q(`DELETE FROM fcc_domain_settings WHERE domain_id = ? AND type = ?`), domain, ds.Type); err != nil {
 			return err
 		}
 		_, err := tx.ExecContext(ctx, s.q(`INSERT INTO fcc_domain_settings (domain_id, type, "values", updated_at, updated_by) VALUES (?, ?, ?, ?, ?)`),
-			ds.DomainID, ds.Type, string(values), ds.UpdatedAt, ds.UpdatedBy)
+			domain, ds.Type, string(values), ds.UpdatedAt, ds.UpdatedBy)
 		return err
 	})
 }

@@ -41,7 +41,10 @@ func validateShape(c *Campaign, maxConfigs int, iotw bool) error {
 	if err := validateReactivation(c.Reactivation); err != nil {
 		return err
 	}
-	// Rule 6.
+	// Rule 6; a campaign has one or more configurations.
+	if len(c.Configs) == 0 {
+		return invalid("configs must hold at least one configuration")
+	}
 	if len(c.Configs) > maxConfigs {
 		return invalid("a campaign holds at most %d configurations (svc.fcc.max-configs-per-test); got %d", maxConfigs, len(c.Configs))
 	}

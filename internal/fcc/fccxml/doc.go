@@ -23,7 +23,7 @@
 //	        <conditionId>4</conditionId>
 //	        <speedSettings>
 //	          <downloadUrl>http://speed.example/1G.bin</downloadUrl>
-//	          <singleTestDuration>10</singleTestDuration>
+//	          <timeBasedTestDuration>10</timeBasedTestDuration>
 //	        </speedSettings>
 //	        <fleet page="1"><serial>S1</serial><serial>S2</serial></fleet>
 //	        <fleet page="2"><serial>S1001</serial></fleet>
