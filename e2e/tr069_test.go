@@ -51,9 +51,12 @@ func up(t *testing.T, targets string, extra map[string]string) *platform {
 	p := &platform{addrs: map[string]string{
 		"CPESUITE_ACS_ADDR": testutil.FreeAddr(t), "CPESUITE_ACS_API_ADDR": testutil.FreeAddr(t),
 		"CPESUITE_SPEEDTEST_ADDR": testutil.FreeAddr(t), "CPESUITE_TR069_EMULATOR_ADDR": testutil.FreeAddr(t),
+		"CPESUITE_FCC_ADDR": testutil.FreeAddr(t),
 	}, logs: &syncBuffer{}}
 	env := map[string]string{"CPESUITE_DATA_DIR": t.TempDir(), "CPESUITE_LOG_FORMAT": "json", "CPESUITE_LOG_LEVEL": "warn",
-		"CPESUITE_ACS_SPEEDTEST_URL": "http://" + p.addrs["CPESUITE_SPEEDTEST_ADDR"]}
+		"CPESUITE_ACS_SPEEDTEST_URL": "http://" + p.addrs["CPESUITE_SPEEDTEST_ADDR"],
+		// Devices started without an ACS URL inform this platform's ACS.
+		"DEFAULT_ACS_URL": "http://" + p.addrs["CPESUITE_ACS_ADDR"] + "/"}
 	for k, v := range p.addrs {
 		env[k] = v
 	}

@@ -102,7 +102,7 @@ func TestCLIUpServesAndStopsCleanly(t *testing.T) {
 			addr := testutil.FreeAddr(t)
 			dataDir := t.TempDir() + "/nested/data"
 			env := map[string]string{"CPESUITE_SPEEDTEST_ADDR": addr, "CPESUITE_DATA_DIR": dataDir, "CPESUITE_LOG_FORMAT": "json",
-				"CPESUITE_ACS_ADDR": testutil.FreeAddr(t), "CPESUITE_ACS_API_ADDR": testutil.FreeAddr(t), "CPESUITE_TR069_EMULATOR_ADDR": testutil.FreeAddr(t)}
+				"CPESUITE_ACS_ADDR": testutil.FreeAddr(t), "CPESUITE_ACS_API_ADDR": testutil.FreeAddr(t), "CPESUITE_TR069_EMULATOR_ADDR": testutil.FreeAddr(t), "CPESUITE_FCC_ADDR": testutil.FreeAddr(t)}
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			var errb syncBuffer
@@ -154,7 +154,7 @@ func TestCLIPortInUseFails(t *testing.T) {
 	}
 	defer ln.Close()
 	env := map[string]string{"CPESUITE_SPEEDTEST_ADDR": ln.Addr().String(), "CPESUITE_DATA_DIR": t.TempDir(),
-		"CPESUITE_ACS_ADDR": testutil.FreeAddr(t), "CPESUITE_ACS_API_ADDR": testutil.FreeAddr(t), "CPESUITE_TR069_EMULATOR_ADDR": testutil.FreeAddr(t)}
+		"CPESUITE_ACS_ADDR": testutil.FreeAddr(t), "CPESUITE_ACS_API_ADDR": testutil.FreeAddr(t), "CPESUITE_TR069_EMULATOR_ADDR": testutil.FreeAddr(t), "CPESUITE_FCC_ADDR": testutil.FreeAddr(t)}
 	code, _, stderr := runCLI(context.Background(), []string{"up"}, env)
 	if code != 1 {
 		t.Fatalf("exit %d, want 1; stderr:\n%s", code, stderr)
