@@ -60,10 +60,10 @@ func TestCLIUsageAndConfigErrors(t *testing.T) {
 		{"bad grid members", []string{"up"}, map[string]string{"GRID_MEMBERS": "a:b:c"}, 2, "GRID_MEMBERS"},
 		{"bad stop timeout", []string{"up"}, map[string]string{"CPESUITE_STOP_TIMEOUT": "10"}, 2, "CPESUITE_STOP_TIMEOUT"},
 		{"bad speedtest cap", []string{"up"}, map[string]string{"CPESUITE_SPEEDTEST_MAX_BYTES": "2000000000"}, 2, "CPESUITE_SPEEDTEST_MAX_BYTES"},
-		{"unknown target", []string{"up", "--only", "speedtest,fcc"}, map[string]string{"CPESUITE_DATA_DIR": dir}, 2, `unknown target "fcc" (implemented: acs, speedtest, tr069-emulator)`},
+		{"unknown target", []string{"up", "--only", "speedtest,nbi"}, map[string]string{"CPESUITE_DATA_DIR": dir}, 2, `unknown target "nbi" (implemented: acs, speedtest, tr069-emulator, fcc)`},
 		{"infrastructure is not a target", []string{"run", "grid"}, map[string]string{"CPESUITE_DATA_DIR": dir}, 2, `unknown target "grid"`},
 		{"run without target", []string{"run"}, map[string]string{"CPESUITE_DATA_DIR": dir}, 2, "name a target"},
-		{"extra args", []string{"run", "speedtest", "fcc"}, map[string]string{"CPESUITE_DATA_DIR": dir}, 2, "unexpected arguments"},
+		{"extra args", []string{"run", "speedtest", "nbi"}, map[string]string{"CPESUITE_DATA_DIR": dir}, 2, "unexpected arguments"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -83,7 +83,7 @@ func TestCLIUsageAndConfigErrors(t *testing.T) {
 
 func TestCLIInfoCommands(t *testing.T) {
 	code, out, _ := runCLI(context.Background(), []string{"targets"}, nil)
-	if code != 0 || !regexp.MustCompile(`(?m)^speedtest +:7580`).MatchString(out) || !regexp.MustCompile(`(?m)^acs +:7547`).MatchString(out) || !regexp.MustCompile(`(?m)^tr069-emulator +:8555`).MatchString(out) || !strings.Contains(out, "not implemented yet: fcc") {
+	if code != 0 || !regexp.MustCompile(`(?m)^speedtest +:7580`).MatchString(out) || !regexp.MustCompile(`(?m)^acs +:7547`).MatchString(out) || !regexp.MustCompile(`(?m)^tr069-emulator +:8555`).MatchString(out) || !regexp.MustCompile(`(?m)^fcc +:8080`).MatchString(out) || !strings.Contains(out, "not implemented yet: configs") {
 		t.Errorf("targets: %d\n%s", code, out)
 	}
 	code, out, _ = runCLI(context.Background(), []string{"version"}, nil)

@@ -149,6 +149,12 @@ func (m *Manager) Run(ctx context.Context, targets []string) error {
 			break // stopped during start-up: not a failure
 		}
 		r, err := m.start(ctx, name, failed)
+		if err != nil && ctx.Err() != nil {
+			// A signal during a module's init or start cancels what it
+			// was doing; that is the stop the operator asked for.
+			m.Log.Info("stopped during start-up", "module", name, "err", err)
+			break
+		}
 		if err != nil {
 			failure = err
 			break
