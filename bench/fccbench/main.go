@@ -22,6 +22,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"time"
@@ -37,8 +38,19 @@ func main() {
 	runs := flag.Int("runs", 9, "runs per figure")
 	model := flag.Int64("model", 1, "model id of the condition page (model 1 holds about a fifth of the seeded devices)")
 	domains := flag.Int("domains", 0, "0: scope ALL; N: scope LIST over domains 2..N+1")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the measured runs here")
 	flag.Parse()
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "fccbench:", err)
+			os.Exit(1)
+		}
+		_ = pprof.StartCPUProfile(f)
+		defer pprof.StopCPUProfile()
+	}
 	if err := run(*dialect, *acsDSN, *fccDSN, *runs, *model, *domains); err != nil {
+		pprof.StopCPUProfile()
 		fmt.Fprintln(os.Stderr, "fccbench:", err)
 		os.Exit(1)
 	}
@@ -120,12 +132,14 @@ func run(dialect, acsDSN, fccDSN string, runs int, model int64, domains int) err
 	rng := rand.New(rand.NewPCG(7, 7))
 	seen := map[int]bool{}
 	var serials []string
+	var ids []int64 // the same devices by cpe id: the seeded ids of distinct serials equal their number
 	for len(serials) < 20000 {
 		n := 1 + rng.IntN(900000)
 		if seen[n] || n%1000 == 0 {
 			continue // orphans have no model; keep the fleet measurable
 		}
 		seen[n] = true
+		ids = append(ids, int64(n))
 		s := fmt.Sprintf("SN%08d", n)
 		if len(serials)%5 == 0 {
 			s = strings.ToLower(s)
@@ -136,7 +150,9 @@ func run(dialect, acsDSN, fccDSN string, runs int, model int64, domains int) err
 	date := time.Now().Add(24 * time.Hour).UTC()
 	campaign := map[string]any{"name": "bench", "type": "SPEED", "domainId": 2,
 		"activation": map[string]any{"type": "Scheduled", "date": date, "totalTestDuration": 2, "singleTestDuration": 30},
-		"configs": []any{map[string]any{"manufacturer": "Manufacturer 001", "model": "Model 0001", "sourceType": "SERIAL_LIST", "serials": serials,
+		// A device list: 20,000 serials resolve to about 20,400 devices (2%
+		// of the seeded serials sit on two product classes), above the limit.
+		"configs": []any{map[string]any{"manufacturer": "Manufacturer 001", "model": "Model 0001", "sourceType": "DEVICE_LIST", "selectedDevices": ids,
 			"settings": []any{map[string]any{"type": "SPEED", "downloadUrl": "http://speed.example/dl", "uploadUrl": "http://speed.example/ul", "testMode": "FILE_BASED"}}}}}
 
 	type figure struct {

@@ -81,14 +81,15 @@ func (q *query) noIndex(col string) string {
 // slices as arrays); SQLite takes a JSON array read through json_each.
 // Callers pass []int64 or []string and only use NOT NULL columns with not,
 // so the NULL semantics of NOT IN and <> ALL do not come into play.
-func (q *query) inList(col string, list any, not bool) {
+func (q *query) inList(col string, list any, not bool) { q.where(q.inListExpr(col, list, not)) }
+
+// inListExpr is the condition inList adds, for use inside a subquery.
+func (q *query) inListExpr(col string, list any, not bool) string {
 	if q.dialect == sqlstore.Postgres {
 		if not {
-			q.where(col + " <> ALL(" + q.arg(list) + ")")
-		} else {
-			q.where(col + " = ANY(" + q.arg(list) + ")")
+			return col + " <> ALL(" + q.arg(list) + ")"
 		}
-		return
+		return col + " = ANY(" + q.arg(list) + ")"
 	}
 	// Marshalling a []int64 or []string cannot fail.
 	b, _ := json.Marshal(list)
@@ -96,5 +97,5 @@ func (q *query) inList(col string, list any, not bool) {
 	if not {
 		op = " NOT IN "
 	}
-	q.where(col + op + "(SELECT value FROM json_each(" + q.arg(string(b)) + "))")
+	return col + op + "(SELECT value FROM json_each(" + q.arg(string(b)) + "))"
 }

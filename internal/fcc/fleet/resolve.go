@@ -116,11 +116,16 @@ func (r *Resolver) filter(q *query, p *plan, excludeInSQL bool) {
 		}
 		q.inList(col, p.scope.DomainIDs, false)
 	}
+	// Model-based predicates select product class ids in a subquery rather
+	// than filter the joined rows: the WHERE clause then reads acs_devices
+	// alone, so the count can aggregate before it joins (see count), and a
+	// device without a product class is still excluded (NULL IN (...) is
+	// not true), as the left-join reading of the contract requires.
 	if name := strings.TrimSpace(sel.Manufacturer); name != "" {
-		q.where("lower(m.name) = lower(" + q.arg(name) + ")")
+		q.where("d.product_class_id IN (SELECT pcf.id FROM acs_product_classes pcf JOIN acs_manufacturers mf ON mf.id = pcf.manufacturer_id WHERE lower(mf.name) = lower(" + q.arg(name) + "))")
 	}
 	if name := strings.TrimSpace(sel.Model); name != "" {
-		q.where("lower(pc.model_name) = lower(" + q.arg(name) + ")")
+		q.where("d.product_class_id IN (SELECT pcf.id FROM acs_product_classes pcf WHERE lower(pcf.model_name) = lower(" + q.arg(name) + "))")
 	}
 	switch sel.Source {
 	case SourceDevices:
@@ -134,7 +139,7 @@ func (r *Resolver) filter(q *query, p *plan, excludeInSQL bool) {
 	if sel.Source != SourceAll {
 		c := sel.Condition
 		if len(c.ManufacturerIDs) > 0 {
-			q.inList("pc.manufacturer_id", c.ManufacturerIDs, false)
+			q.where("d.product_class_id IN (SELECT pcf.id FROM acs_product_classes pcf WHERE " + q.inListExpr("pcf.manufacturer_id", c.ManufacturerIDs, false) + ")")
 		}
 		if len(c.ModelIDs) > 0 {
 			q.inList("d.product_class_id", c.ModelIDs, false)
@@ -183,16 +188,22 @@ func (r *Resolver) count(ctx context.Context, p *plan) (Counts, error) {
 	c := emptyCounts()
 	q := newQuery(r.dialect)
 	r.filter(q, p, true)
-	group := "d.product_class_id, m.name, pc.model_name"
-	domainCol := ""
+	// Aggregate acs_devices first, then join the few groups to the small
+	// tables: the joins run once per model instead of once per device, and
+	// with the (product_class_id, online, domain_id) index a count over a
+	// model's 200,000 devices is an index-only scan.
+	group, domainCol := "d.product_class_id", ""
 	if p.visible != nil {
 		group += ", d.domain_id"
-		domainCol = ", d.domain_id"
+		domainCol = ", a.domain_id"
 	}
-	stmt := `SELECT d.product_class_id, COALESCE(m.name, ''), COALESCE(pc.model_name, '')` + domainCol + `,
-       COUNT(*), SUM(CASE WHEN d.online THEN 1 ELSE 0 END),
-       SUM(CASE WHEN COALESCE(p.supported_by_acs, TRUE) THEN 0 ELSE 1 END)` +
-		fromClause + q.whereClause() + "\nGROUP BY " + group
+	stmt := `SELECT a.product_class_id, COALESCE(m.name, ''), COALESCE(pc.model_name, '')` + domainCol + `,
+       a.n, a.online, CASE WHEN COALESCE(p.supported_by_acs, TRUE) THEN 0 ELSE a.n END
+FROM (SELECT ` + group + `, COUNT(*) AS n, SUM(CASE WHEN d.online THEN 1 ELSE 0 END) AS online
+      FROM acs_devices d` + q.whereClause() + "\n      GROUP BY " + group + `) a
+LEFT JOIN acs_product_classes pc ON pc.id = a.product_class_id
+LEFT JOIN acs_manufacturers m ON m.id = pc.manufacturer_id
+LEFT JOIN acs_protocols p ON p.id = COALESCE(pc.protocol_id, 1)`
 	rows, err := r.db.QueryContext(ctx, stmt, q.args...)
 	if err != nil {
 		return c, fmt.Errorf("counting fleet: %w", err)
