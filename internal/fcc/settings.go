@@ -2,7 +2,6 @@ package fcc
 
 import (
 	"reflect"
-	"slices"
 	"strings"
 )
 
@@ -144,16 +143,4 @@ func onlyHalf(s Setting) Setting {
 		}
 	}
 	return out
-}
-
-// settingFieldNames lists the wire names of one half, for documentation
-// and error messages.
-func settingFieldNames(kind string) []string {
-	var out []string
-	for _, f := range settingFields {
-		if f.kind == kind {
-			out = append(out, f.name)
-		}
-	}
-	return slices.Clip(out)
 }
