@@ -16,14 +16,7 @@ import (
 // OpenDB opens the configured device store: PostgreSQL when configured,
 // otherwise a SQLite file in dataDir.
 func OpenDB(ctx context.Context, cfg Config, dataDir string) (*sqlstore.DB, error) {
-	if cfg.DBDialect == string(sqlstore.Postgres) {
-		return sqlstore.Open(ctx, sqlstore.Config{Dialect: sqlstore.Postgres, DSN: cfg.DBDSN})
-	}
-	path := cfg.DBDSN
-	if path == "" {
-		path = filepath.Join(dataDir, "acs.db")
-	}
-	return sqlstore.OpenSQLiteFile(ctx, path)
+	return sqlstore.OpenService(ctx, cfg.DBDialect, cfg.DBDSN, filepath.Join(dataDir, "acs.db"))
 }
 
 // PasswordFileName is the file in the data dir that keeps the generated CPE

@@ -42,25 +42,41 @@ func (a *API) Routes(mux *httpx.Mux) {
 	}
 	mux.Handle("PUT /FCC/item/details", h(a.save))
 	mux.Handle("POST /FCC/item/details", h(a.get))
-	mux.Handle("POST /FCC/items", h(a.list))
+	mux.Handle("POST /FCC/items", h(rpc(a.s.List)))
 	mux.Handle("PUT /FCC/item/export", h(a.export))
 	mux.Handle("PUT /FCC/item/import", h(a.importDoc))
 	mux.Handle("POST /FCC/devices/resolve", h(a.resolve))
 	mux.Handle("POST /FCC/devices/count", h(a.count))
 	mux.Handle("PUT /FCC/devices/import", h(a.devicesImport))
-	mux.Handle("POST /FCC/activate/devices/countByGroupConfigs", h(a.countByGroupConfigs))
-	mux.Handle("POST /FCC/activate/devices/countByGroupIds", h(a.countByGroupIDs))
-	mux.Handle("POST /FCC/manufacturerAndModelByTestType", h(a.catalog))
+	mux.Handle("POST /FCC/activate/devices/countByGroupConfigs", h(rpc(a.s.countByGroupConfigs)))
+	mux.Handle("POST /FCC/activate/devices/countByGroupIds", h(rpc(a.s.countByGroupIDs)))
+	mux.Handle("POST /FCC/manufacturerAndModelByTestType", h(rpc(a.s.Catalog)))
 	mux.Handle("POST /FCC/admin/domain-setting/list", h(a.domainSettings))
-	mux.Handle("PUT /FCC/admin/domain-setting", h(a.putDomainSetting))
+	mux.Handle("PUT /FCC/admin/domain-setting", h(rpc(a.s.PutDomainSetting)))
 	mux.Handle("POST /FCC/admin/domain-setting/delete", h(a.deleteDomainSetting))
 	mux.Handle("POST /FCC/admin/model-capability/list", h(a.capabilities))
-	mux.Handle("PUT /FCC/admin/model-capability", h(a.putCapability))
+	mux.Handle("PUT /FCC/admin/model-capability", h(rpc(a.s.PutCapability)))
 	httpx.ServeOpenAPI(mux.ServeMux, "/FCC/v3/api-docs", "/FCC/swagger-ui.html", "cpesuite campaign service", openAPIDoc)
 }
 
 func decode(r *http.Request, v any) error {
 	return httpx.DecodeJSON(r, v, httpx.DecodeOptions{MaxBytes: jsonLimit})
+}
+
+// rpc is the shape of most /FCC operations: a JSON body in, the caller's
+// identity, a JSON answer out.
+func rpc[Req, Resp any](fn func(context.Context, Identity, Req) (Resp, error)) httpx.Handler {
+	return func(w http.ResponseWriter, r *http.Request) error {
+		var req Req
+		if err := decode(r, &req); err != nil {
+			return err
+		}
+		resp, err := fn(r.Context(), identityFrom(r.Context()), req)
+		if err != nil {
+			return err
+		}
+		return httpx.WriteJSON(w, http.StatusOK, resp)
+	}
 }
 
 type idBody struct {
@@ -100,18 +116,6 @@ func (a *API) get(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	return httpx.WriteJSON(w, http.StatusOK, c)
-}
-
-func (a *API) list(w http.ResponseWriter, r *http.Request) error {
-	var req ListRequest
-	if err := decode(r, &req); err != nil {
-		return err
-	}
-	page, err := a.s.List(r.Context(), identityFrom(r.Context()), req)
-	if err != nil {
-		return err
-	}
-	return httpx.WriteJSON(w, http.StatusOK, page)
 }
 
 func (a *API) export(w http.ResponseWriter, r *http.Request) error {
@@ -244,46 +248,6 @@ func (a *API) devicesImport(w http.ResponseWriter, r *http.Request) error {
 	return httpx.WriteJSON(w, http.StatusOK, res)
 }
 
-func (a *API) countByGroupConfigs(w http.ResponseWriter, r *http.Request) error {
-	var b struct {
-		Configs []GroupConfig `json:"configs"`
-	}
-	if err := decode(r, &b); err != nil {
-		return err
-	}
-	n, err := a.s.CountByGroupConfigs(r.Context(), identityFrom(r.Context()), b.Configs)
-	if err != nil {
-		return err
-	}
-	return httpx.WriteJSON(w, http.StatusOK, CountResponse{Count: n})
-}
-
-func (a *API) countByGroupIDs(w http.ResponseWriter, r *http.Request) error {
-	var b struct {
-		IDs []int64 `json:"ids"`
-	}
-	if err := decode(r, &b); err != nil {
-		return err
-	}
-	n, err := a.s.CountByGroupIDs(r.Context(), identityFrom(r.Context()), b.IDs)
-	if err != nil {
-		return err
-	}
-	return httpx.WriteJSON(w, http.StatusOK, CountResponse{Count: n})
-}
-
-func (a *API) catalog(w http.ResponseWriter, r *http.Request) error {
-	var req CatalogRequest
-	if err := decode(r, &req); err != nil {
-		return err
-	}
-	res, err := a.s.Catalog(r.Context(), identityFrom(r.Context()), req)
-	if err != nil {
-		return err
-	}
-	return httpx.WriteJSON(w, http.StatusOK, res)
-}
-
 func (a *API) domainSettings(w http.ResponseWriter, r *http.Request) error {
 	var req DomainSettingList
 	if r.ContentLength != 0 {
@@ -296,18 +260,6 @@ func (a *API) domainSettings(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	return httpx.WriteJSON(w, http.StatusOK, map[string]any{"items": list})
-}
-
-func (a *API) putDomainSetting(w http.ResponseWriter, r *http.Request) error {
-	var req DomainSettingRequest
-	if err := decode(r, &req); err != nil {
-		return err
-	}
-	ds, err := a.s.PutDomainSetting(r.Context(), identityFrom(r.Context()), req)
-	if err != nil {
-		return err
-	}
-	return httpx.WriteJSON(w, http.StatusOK, ds)
 }
 
 func (a *API) deleteDomainSetting(w http.ResponseWriter, r *http.Request) error {
@@ -328,16 +280,4 @@ func (a *API) capabilities(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	return httpx.WriteJSON(w, http.StatusOK, map[string]any{"items": list})
-}
-
-func (a *API) putCapability(w http.ResponseWriter, r *http.Request) error {
-	var m ModelCapability
-	if err := decode(r, &m); err != nil {
-		return err
-	}
-	m, err := a.s.PutCapability(r.Context(), identityFrom(r.Context()), m)
-	if err != nil {
-		return err
-	}
-	return httpx.WriteJSON(w, http.StatusOK, m)
 }

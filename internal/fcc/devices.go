@@ -213,3 +213,19 @@ func (s *Service) Catalog(ctx context.Context, id Identity, req CatalogRequest) 
 	}
 	return CatalogResponse{Type: req.Type, Items: items}, nil
 }
+
+// countByGroupConfigs and countByGroupIDs are the wire shapes of the two
+// activation counts: {configs} or {ids} in, {count} out.
+func (s *Service) countByGroupConfigs(ctx context.Context, id Identity, b struct {
+	Configs []GroupConfig `json:"configs"`
+}) (CountResponse, error) {
+	n, err := s.CountByGroupConfigs(ctx, id, b.Configs)
+	return CountResponse{Count: n}, err
+}
+
+func (s *Service) countByGroupIDs(ctx context.Context, id Identity, b struct {
+	IDs []int64 `json:"ids"`
+}) (CountResponse, error) {
+	n, err := s.CountByGroupIDs(ctx, id, b.IDs)
+	return CountResponse{Count: n}, err
+}

@@ -12,22 +12,10 @@ import (
 	"cpesuite/internal/platform/sqlstore"
 )
 
-// openDB opens a store: PostgreSQL when configured, else a SQLite file
-// (the DSN, or def in the data dir).
-func openDB(ctx context.Context, dialect, dsn, def string) (*sqlstore.DB, error) {
-	if dialect == string(sqlstore.Postgres) {
-		return sqlstore.Open(ctx, sqlstore.Config{Dialect: sqlstore.Postgres, DSN: dsn})
-	}
-	if dsn == "" {
-		dsn = def
-	}
-	return sqlstore.OpenSQLiteFile(ctx, dsn)
-}
-
 // Open opens the campaign store and the ACS device tables and returns the
 // service with a function that closes both databases.
 func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Service, func() error, error) {
-	db, err := openDB(ctx, cfg.DBDialect, cfg.DBDSN, filepath.Join(cfg.DataDir, "fcc.db"))
+	db, err := sqlstore.OpenService(ctx, cfg.DBDialect, cfg.DBDSN, filepath.Join(cfg.DataDir, "fcc.db"))
 	if err != nil {
 		return nil, nil, fmt.Errorf("fcc campaign store: %w", err)
 	}
@@ -36,7 +24,7 @@ func Open(ctx context.Context, cfg Config, log *slog.Logger) (*Service, func() e
 		db.Close()
 		return nil, nil, err
 	}
-	acsDB, err := openDB(ctx, cfg.ACSDBDialect, cfg.ACSDBDSN, filepath.Join(cfg.DataDir, "acs.db"))
+	acsDB, err := sqlstore.OpenService(ctx, cfg.ACSDBDialect, cfg.ACSDBDSN, filepath.Join(cfg.DataDir, "acs.db"))
 	if err != nil {
 		db.Close()
 		return nil, nil, fmt.Errorf("fcc: ACS device tables: %w", err)

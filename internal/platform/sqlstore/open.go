@@ -241,3 +241,17 @@ func openMySQL(cfg Config) (*sql.DB, error) {
 	}
 	return sql.OpenDB(connector), nil
 }
+
+// OpenService opens a service's store as its configuration names it:
+// PostgreSQL with dsn when dialect is "postgres", otherwise a SQLite file
+// at dsn, or at sqlitePath when dsn is empty (the embedded default in the
+// data dir).
+func OpenService(ctx context.Context, dialect, dsn, sqlitePath string) (*DB, error) {
+	if dialect == string(Postgres) {
+		return Open(ctx, Config{Dialect: Postgres, DSN: dsn})
+	}
+	if dsn == "" {
+		dsn = sqlitePath
+	}
+	return OpenSQLiteFile(ctx, dsn)
+}

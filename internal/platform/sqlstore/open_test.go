@@ -163,3 +163,28 @@ func TestOpenSecondPool(t *testing.T) {
 		}
 	})
 }
+
+func TestOpenService(t *testing.T) {
+	dir := t.TempDir()
+	def := filepath.Join(dir, "default.db")
+	db, err := sqlstore.OpenService(context.Background(), "sqlite", "", def)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if _, err := os.Stat(def); err != nil {
+		t.Fatalf("empty DSN must open the default file: %v", err)
+	}
+	named := filepath.Join(dir, "named.db")
+	db, err = sqlstore.OpenService(context.Background(), "sqlite", named, def)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if _, err := os.Stat(named); err != nil {
+		t.Fatalf("a DSN names the file: %v", err)
+	}
+	if _, err := sqlstore.OpenService(context.Background(), "postgres", "", def); err == nil {
+		t.Fatal("postgres without a DSN must fail")
+	}
+}
