@@ -40,8 +40,8 @@ func (a *API) Routes(mux *httpx.Mux) {
 	h := func(fn httpx.Handler) http.Handler {
 		return identityFilter(a.s.log, a.a.WriteError, a.a.H(fn))
 	}
-	mux.Handle("PUT /FCC/item/details", h(a.save))
-	mux.Handle("POST /FCC/item/details", h(a.get))
+	mux.Handle("PUT /FCC/item/details", h(rpc(a.s.saveRPC)))
+	mux.Handle("POST /FCC/item/details", h(rpc(a.s.getRPC)))
 	mux.Handle("POST /FCC/items", h(rpc(a.s.List)))
 	mux.Handle("PUT /FCC/item/export", h(a.export))
 	mux.Handle("PUT /FCC/item/import", h(a.importDoc))
@@ -88,34 +88,6 @@ func (b idBody) need() (int64, error) {
 		return 0, invalid("id is required")
 	}
 	return *b.ID, nil
-}
-
-func (a *API) save(w http.ResponseWriter, r *http.Request) error {
-	var c Campaign
-	if err := decode(r, &c); err != nil {
-		return err
-	}
-	id, err := a.s.Save(r.Context(), identityFrom(r.Context()), c)
-	if err != nil {
-		return err
-	}
-	return httpx.WriteJSON(w, http.StatusOK, map[string]int64{"id": id})
-}
-
-func (a *API) get(w http.ResponseWriter, r *http.Request) error {
-	var b idBody
-	if err := decode(r, &b); err != nil {
-		return err
-	}
-	id, err := b.need()
-	if err != nil {
-		return err
-	}
-	c, err := a.s.Get(r.Context(), identityFrom(r.Context()), id)
-	if err != nil {
-		return err
-	}
-	return httpx.WriteJSON(w, http.StatusOK, c)
 }
 
 func (a *API) export(w http.ResponseWriter, r *http.Request) error {

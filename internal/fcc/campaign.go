@@ -406,3 +406,17 @@ func (s *Service) Get(ctx context.Context, id Identity, campaign int64) (Campaig
 	}
 	return st.Campaign, nil
 }
+
+// saveRPC and getRPC are the wire shapes of PUT and POST /FCC/item/details.
+func (s *Service) saveRPC(ctx context.Context, id Identity, c Campaign) (map[string]int64, error) {
+	n, err := s.Save(ctx, id, c)
+	return map[string]int64{"id": n}, err
+}
+
+func (s *Service) getRPC(ctx context.Context, id Identity, b idBody) (Campaign, error) {
+	n, err := b.need()
+	if err != nil {
+		return Campaign{}, err
+	}
+	return s.Get(ctx, id, n)
+}

@@ -46,12 +46,12 @@ func (s *Service) auditUser(id Identity) string {
 // visibleCampaign loads a campaign the caller may see; an invisible one is
 // reported missing, never forbidden.
 func (s *Service) visibleCampaign(ctx context.Context, id Identity, campaign int64) (storedCampaign, error) {
-	domain, err := s.store.campaignDomain(ctx, campaign)
+	st, err := s.store.campaign(ctx, s.store.db, campaign)
 	if err != nil {
 		return storedCampaign{}, err
 	}
-	if !id.Sees(domain) {
+	if !id.Sees(*st.DomainID) {
 		return storedCampaign{}, notFound("campaign %d not found", campaign)
 	}
-	return s.store.campaign(ctx, s.store.db, campaign)
+	return st, nil
 }

@@ -167,17 +167,6 @@ func (s *Store) campaign(ctx context.Context, q querier, id int64) (storedCampai
 	return c, rows.Err()
 }
 
-// campaignDomain answers the domain of a campaign, for visibility checks
-// that must happen before anything else is read.
-func (s *Store) campaignDomain(ctx context.Context, id int64) (int64, error) {
-	var d int64
-	err := s.db.QueryRowContext(ctx, s.q(`SELECT domain_id FROM fcc_campaigns WHERE id = ?`), id).Scan(&d)
-	if errors.Is(err, sql.ErrNoRows) {
-		return 0, notFound("campaign %d not found", id)
-	}
-	return d, err
-}
-
 func nullString(s string) any {
 	if s == "" {
 		return nil
