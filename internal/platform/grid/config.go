@@ -38,6 +38,11 @@ type Config struct {
 	ConnectTimeout time.Duration
 	// Name is the client connection name shown by the server's monitoring.
 	Name string
+	// ReconnectBase and ReconnectMax bound the exponential back-off between
+	// reconnection rounds; zero keeps the package defaults (100 ms, 5 s).
+	// A service whose spec fixes its own back-off sets them.
+	ReconnectBase time.Duration
+	ReconnectMax  time.Duration
 }
 
 // DefaultConfig returns the settings of `cpesuite up`: an embedded,
@@ -75,6 +80,9 @@ func (c Config) Validate() error {
 	}
 	if c.ConnectTimeout <= 0 {
 		errs = append(errs, fmt.Errorf("%s: must be positive, got %s", EnvConnectTimeout, c.ConnectTimeout))
+	}
+	if c.ReconnectBase < 0 || c.ReconnectMax < 0 || (c.ReconnectMax > 0 && c.ReconnectBase > c.ReconnectMax) {
+		errs = append(errs, fmt.Errorf("grid reconnect back-off: base %s and max %s must be non-negative with base <= max", c.ReconnectBase, c.ReconnectMax))
 	}
 	return errors.Join(errs...)
 }

@@ -74,7 +74,7 @@ func Connect(ctx context.Context, cfg Config, emb *Embedded) (*Grid, error) {
 		nats.Name(cfg.Name),
 		nats.Timeout(timeout),
 		nats.MaxReconnects(-1),
-		nats.CustomReconnectDelay(reconnectDelay),
+		nats.CustomReconnectDelay(cfg.backoff()),
 		nats.PingInterval(pingInterval),
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
 			g.events.push(Event{Kind: Disconnected, Err: err, At: time.Now()})
@@ -129,15 +129,60 @@ func connect(ctx context.Context, url string, opts []nats.Option) (*nats.Conn, e
 	}
 }
 
-// reconnectDelay is an exponential backoff with jitter, called by the client
-// after each round over all known servers.
+// reconnectDelay is the default back-off, called by the client after each
+// round over all known servers.
 func reconnectDelay(attempts int) time.Duration {
-	d := reconnectMax
-	if attempts < 8 {
-		d = min(reconnectBase<<max(attempts-1, 0), reconnectMax)
+	return backoffDelay(reconnectBase, reconnectMax, attempts)
+}
+
+// backoff returns the configured reconnect back-off.
+func (c Config) backoff() func(int) time.Duration {
+	base, top := c.ReconnectBase, c.ReconnectMax
+	if base <= 0 {
+		base = reconnectBase
+	}
+	if top <= 0 {
+		top = max(base, reconnectMax)
+	}
+	return func(attempts int) time.Duration { return backoffDelay(base, top, attempts) }
+}
+
+// backoffDelay doubles from base up to top, with jitter.
+func backoffDelay(base, top time.Duration, attempts int) time.Duration {
+	d := top
+	if attempts < 16 {
+		d = min(base<<max(attempts-1, 0), top)
 	}
 	// Up to 20% jitter spreads the reconnects of many clients.
 	return d + rand.N(d/5+1)
+}
+
+// ConnectRetry is Connect for services whose start-up must block until the
+// grid is reachable: it retries a failed first connection with the
+// configured back-off until it succeeds or ctx ends. onRetry, when not nil,
+// hears of each failure and the wait before the next attempt.
+func ConnectRetry(ctx context.Context, cfg Config, emb *Embedded, onRetry func(attempt int, err error, wait time.Duration)) (*Grid, error) {
+	delay := cfg.backoff()
+	for attempt := 1; ; attempt++ {
+		g, err := Connect(ctx, cfg, emb)
+		if err == nil {
+			return g, nil
+		}
+		if ctx.Err() != nil {
+			return nil, err
+		}
+		wait := delay(attempt)
+		if onRetry != nil {
+			onRetry(attempt, err, wait)
+		}
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, fmt.Errorf("connecting to grid: %w (last error: %v)", ctx.Err(), err)
+		case <-t.C:
+		}
+	}
 }
 
 // Conn returns the underlying NATS connection.

@@ -223,3 +223,61 @@ func eventually(t *testing.T, cond func() bool) {
 		<-tick.C
 	}
 }
+
+// TestConnectRetryWaitsForTheServer starts the client before any server
+// listens on its member address: ConnectRetry keeps trying with the
+// configured back-off and returns once a server appears there.
+func TestConnectRetryWaitsForTheServer(t *testing.T) {
+	t.Parallel()
+	addr := testutil.FreeAddr(t)
+	cfg := grid.Config{Members: []string{addr}, ConnectTimeout: time.Second, ReconnectBase: 20 * time.Millisecond, ReconnectMax: 50 * time.Millisecond}
+	retried := make(chan struct{})
+	var once sync.Once
+	var attempts int
+	var mu sync.Mutex
+	done := make(chan *grid.Grid, 1)
+	errc := make(chan error, 1)
+	go func() {
+		g, err := grid.ConnectRetry(testCtx(t), cfg, nil, func(attempt int, err error, wait time.Duration) {
+			mu.Lock()
+			attempts = attempt
+			mu.Unlock()
+			if wait < 20*time.Millisecond || wait > 60*time.Millisecond {
+				t.Errorf("wait %s outside the configured back-off", wait)
+			}
+			once.Do(func() { close(retried) })
+		})
+		if err != nil {
+			errc <- err
+			return
+		}
+		done <- g
+	}()
+	<-retried
+	startEmbedded(t, grid.Config{Listen: addr})
+	select {
+	case g := <-done:
+		defer g.Close()
+		if err := g.Ping(testCtx(t)); err != nil {
+			t.Fatalf("Ping after ConnectRetry: %v", err)
+		}
+	case err := <-errc:
+		t.Fatalf("ConnectRetry: %v", err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if attempts < 1 {
+		t.Fatalf("attempts = %d, want at least one retry", attempts)
+	}
+}
+
+// TestConnectRetryStopsWithContext: a cancelled start-up does not hang.
+func TestConnectRetryStopsWithContext(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithCancel(t.Context())
+	cfg := grid.Config{Members: []string{testutil.FreeAddr(t)}, ConnectTimeout: time.Second, ReconnectBase: 10 * time.Millisecond, ReconnectMax: 10 * time.Millisecond}
+	_, err := grid.ConnectRetry(ctx, cfg, nil, func(int, error, time.Duration) { cancel() })
+	if err == nil {
+		t.Fatal("ConnectRetry returned no error after cancel")
+	}
+}
