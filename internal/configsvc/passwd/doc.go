@@ -1,0 +1,11 @@
+// Package passwd hashes and verifies account passwords for the
+// configuration service, generates temporary and one-time passwords, and
+// enforces the policy for passwords that people choose.
+//
+// Hashes are argon2id in the PHC string format, so that a stored hash
+// carries its own parameters and the cost can be raised later without
+// invalidating existing rows:
+//
+//	h, err := passwd.Hash(password)          // store h
+//	ok, err := passwd.Verify(h, attempt)     // err means the stored row is malformed
+package passwd
