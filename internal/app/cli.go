@@ -124,6 +124,7 @@ func serve(ctx context.Context, mode string, args []string, stdout, stderr io.Wr
 	}
 
 	a := newModules(&cfg, log)
+	a.runAlone = mode == "run"
 	targets := only
 	if mode == "run" {
 		if target == "" {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"cpesuite/internal/acs"
+	"cpesuite/internal/configsvc"
 	"cpesuite/internal/fcc"
 	"cpesuite/internal/platform/config"
 	"cpesuite/internal/platform/grid"
@@ -32,6 +33,7 @@ type Config struct {
 	ACS       acs.Config
 	TR069Emu  tr069emu.Config
 	FCC       fcc.Config
+	Configs   configsvc.Config
 }
 
 // RegisterFlags registers every variable on s with its default.
@@ -61,6 +63,7 @@ func (c *Config) RegisterFlags(s *config.Set, lookupEnv func(string) (string, bo
 	c.ACS.RegisterFlags(s)
 	c.TR069Emu.RegisterFlags(s)
 	c.FCC.RegisterFlags(s)
+	c.Configs.RegisterFlags(s)
 }
 
 // Addr returns the configured address of a target's listener.
@@ -87,7 +90,10 @@ func (c *Config) Validate() error {
 	if err := c.TR069Emu.Validate(); err != nil {
 		return err
 	}
-	return c.FCC.Validate()
+	if err := c.FCC.Validate(); err != nil {
+		return err
+	}
+	return c.Configs.Validate()
 }
 
 // Prepare creates the data directory and fills paths derived from it.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"path/filepath"
 	"sync/atomic"
 
@@ -28,6 +29,7 @@ const (
 	ACS       = "acs"
 	TR069Emu  = "tr069-emulator"
 	FCC       = "fcc"
+	Configs   = "configs"
 )
 
 // modules holds what module inits share: the configuration and the
@@ -38,7 +40,11 @@ type modules struct {
 	log     *slog.Logger
 	metrics *prometheus.Registry
 
-	grid *grid.Grid
+	grid    *grid.Grid
+	gridEmb *grid.Embedded
+	// runAlone is true under `cpesuite run TARGET`, where targets honour
+	// the port variables their specs give (SERVER_PORT).
+	runAlone bool
 }
 
 // newModules registers every implemented module. cfg and log may be nil
@@ -55,6 +61,9 @@ func newModules(cfg *Config, log *slog.Logger) *modules {
 	// After the ACS: in `cpesuite up` the ACS's Init creates the device
 	// tables the campaign service reads.
 	m.Register(Module{Name: FCC, Target: true, Init: m.initFCC})
+	// The configuration service's grid client uses the process's embedded
+	// member (CACHE_IS_SERVER) unless GRID_MEMBERS names a cluster.
+	m.Register(Module{Name: Configs, Target: true, Deps: []string{Grid}, Init: m.initConfigs})
 	return m
 }
 
@@ -81,7 +90,7 @@ func (m *modules) initGrid(context.Context) (service.Service, error) {
 				}
 				return err
 			}
-			m.grid = g
+			m.grid, m.gridEmb = g, emb
 			g.OnEvent(func(ev grid.Event) {
 				if stopping.Load() {
 					return // our own Close, not news
@@ -107,17 +116,18 @@ func (m *modules) initGrid(context.Context) (service.Service, error) {
 // httpServer assembles a target's server: its routes, health and metrics
 // endpoints, and the common middleware in one order for every target. A nil
 // hr leaves the actuator out, for targets whose spec says it is not exposed.
-func (m *modules) httpServer(name, addr string, mux *httpx.Mux, hr *health.Registry, ew httpx.ErrorWriter) *service.HTTPServer {
+// extra middleware runs inside the common chain, just before the routes.
+func (m *modules) httpServer(name, addr string, mux *httpx.Mux, hr *health.Registry, ew httpx.ErrorWriter, extra ...func(http.Handler) http.Handler) *service.HTTPServer {
 	if hr != nil {
 		health.Mount(mux.ServeMux, "/actuator/health", hr)
 	}
 	mux.ServeMux.Handle("GET /metrics", metrics.Handler(m.metrics))
-	h := httpx.Chain(mux,
+	h := httpx.Chain(mux, append([]func(http.Handler) http.Handler{
 		httpx.RequestID,
 		httpx.AccessLog(m.log.With("module", name)),
 		metrics.HTTPMiddleware(m.metrics, name),
 		httpx.Recover(m.log.With("module", name), ew),
-	)
+	}, extra...)...)
 	return service.NewHTTPServer(name, addr, h, m.log)
 }
 

@@ -36,6 +36,10 @@ type Claims struct {
 	// Family ties a refresh token to its rotation chain (reuse detection
 	// happens in the service).
 	Family string `json:"fam,omitempty"`
+	// Epoch is the account's credential epoch (Unix ms of its last
+	// password change) when the token was issued. Revoking a user stores
+	// a new epoch; older tokens are then refused without listing them.
+	Epoch int64 `json:"epc,omitempty"`
 }
 
 // Errors returned by Parse. Their messages, and those of the errors that

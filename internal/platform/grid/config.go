@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 )
 
 // Environment variable names of the grid settings. The config loader reads
@@ -87,12 +88,12 @@ func (c Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-// ParseMembers parses a comma-separated list of host[:port] addresses as
-// GRID_MEMBERS gives it, adding the default port where it is missing.
-// Blank items are ignored, so an empty string yields no members.
+// ParseMembers parses a comma- or space-separated list of host[:port]
+// addresses as GRID_MEMBERS gives it, adding the default port where it is
+// missing. Blank items are ignored, so an empty string yields no members.
 func ParseMembers(s string) ([]string, error) {
 	var members []string
-	for _, item := range strings.Split(s, ",") {
+	for _, item := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || unicode.IsSpace(r) }) {
 		item = strings.TrimSpace(item)
 		if item == "" {
 			continue

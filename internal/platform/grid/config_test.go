@@ -27,7 +27,9 @@ func TestParseMembers(t *testing.T) {
 		{in: ":4222", wantErr: `":4222" is not host[:port]`},
 		{in: "::1", wantErr: `"::1" is not host[:port]`},
 		{in: "nats://host:4222", wantErr: `"nats://host:4222" is not host[:port]`},
-		{in: "a,b c", wantErr: `"b c" is not host[:port]`},
+		// The spec allows comma or space separated lists.
+		{in: "a,b c", want: []string{"a:4222", "b:4222", "c:4222"}},
+		{in: "a  b:5000\tc", want: []string{"a:4222", "b:5000", "c:4222"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.in, func(t *testing.T) {

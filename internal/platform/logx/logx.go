@@ -3,6 +3,7 @@
 package logx
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"log/slog"
@@ -43,4 +44,30 @@ func isTerminal(w io.Writer) bool {
 	}
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// AtLeast returns a logger that drops records below level, for a module
+// with its own level variable. It can only narrow: records the process
+// handler drops stay dropped.
+func AtLeast(log *slog.Logger, level slog.Level) *slog.Logger {
+	return slog.New(minLevel{inner: log.Handler(), min: level})
+}
+
+type minLevel struct {
+	inner slog.Handler
+	min   slog.Level
+}
+
+func (h minLevel) Enabled(ctx context.Context, l slog.Level) bool {
+	return l >= h.min && h.inner.Enabled(ctx, l)
+}
+
+func (h minLevel) Handle(ctx context.Context, r slog.Record) error { return h.inner.Handle(ctx, r) }
+
+func (h minLevel) WithAttrs(as []slog.Attr) slog.Handler {
+	return minLevel{inner: h.inner.WithAttrs(as), min: h.min}
+}
+
+func (h minLevel) WithGroup(name string) slog.Handler {
+	return minLevel{inner: h.inner.WithGroup(name), min: h.min}
 }

@@ -2,6 +2,7 @@ package service
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -20,6 +21,8 @@ type HTTPServer struct {
 	Addr   string
 	Server *http.Server
 	Log    *slog.Logger
+	// TLS, when set before Start, makes the server speak HTTPS.
+	TLS *tls.Config
 
 	mu sync.Mutex
 	ln net.Listener
@@ -40,10 +43,13 @@ func (h *HTTPServer) Start(context.Context) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", h.Name, err)
 	}
+	if h.TLS != nil {
+		ln = tls.NewListener(ln, h.TLS)
+	}
 	h.mu.Lock()
 	h.ln = ln
 	h.mu.Unlock()
-	h.Log.Info("listening", "module", h.Name, "addr", ln.Addr().String())
+	h.Log.Info("listening", "module", h.Name, "addr", ln.Addr().String(), "tls", h.TLS != nil)
 	return nil
 }
 

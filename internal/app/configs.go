@@ -1,0 +1,95 @@
+package app
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"log/slog"
+	"net"
+	"time"
+
+	"cpesuite/internal/configsvc"
+	"cpesuite/internal/platform/grid"
+	"cpesuite/internal/platform/httpx"
+	"cpesuite/internal/platform/logx"
+	"cpesuite/internal/platform/service"
+)
+
+func (m *modules) initConfigs(ctx context.Context) (service.Service, error) {
+	cfg := m.cfg.Configs
+	cfg.DataDir, cfg.RunAlone = m.cfg.DataDir, m.runAlone
+	cfg.Addr = m.cfg.Addr(Configs, "addr")
+	// Run alone, the service honours its spec's SERVER_PORT; an explicit
+	// CPESUITE_CONFIGS_ADDR still wins, as the more specific setting.
+	if m.runAlone && cfg.ServerPort != "" && !m.cfg.AddrsSet[Configs+".addr"] {
+		cfg.Addr = net.JoinHostPort("", cfg.ServerPort)
+	}
+	var lv slog.Level
+	_ = lv.UnmarshalText([]byte(cfg.LogLevel))
+	log := logx.AtLeast(m.log.With("module", Configs), lv)
+
+	g, err := m.configsGrid(ctx, cfg, log)
+	if err != nil {
+		return nil, err
+	}
+	svc, err := configsvc.Open(ctx, cfg, configsvc.Deps{Grid: g, Metrics: m.metrics}, log)
+	if err != nil {
+		g.Close()
+		return nil, err
+	}
+	cfg.RetentionDays(log) // warns at start-up about a clamped value
+
+	mux := httpx.NewMux()
+	svc.Mount(mux, m.metrics)
+	main := m.httpServer(Configs, cfg.Addr, mux, nil, configsvc.ErrorWriter(), configsvc.CORS(cfg.CORSOrigins, configsvc.ErrorWriter()))
+	servers := service.Group{main}
+	if cfg.SSLEnabled {
+		cert, err := tls.LoadX509KeyPair(cfg.SSLCertFile, cfg.SSLKeyFile)
+		if err != nil {
+			svc.Close()
+			g.Close()
+			return nil, fmt.Errorf("SERVER_SSL_CERTIFICATE / SERVER_SSL_CERTIFICATE_PRIVATE_KEY: %w", err)
+		}
+		main.TLS = &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}
+		if cfg.ServerHTTPPort != "" {
+			// Dual mode: the same routes in plain HTTP beside HTTPS.
+			servers = append(servers, service.NewHTTPServer(Configs+"-http", net.JoinHostPort("", cfg.ServerHTTPPort), main.Server.Handler, m.log))
+		}
+	}
+	cleanup := service.Funcs{RunFn: svc.RunCleanup}
+	// Stopped in reverse: servers, the clean-up loop, then the service and
+	// its grid connection.
+	return service.Group{
+		service.Funcs{StopFn: func(context.Context) error {
+			err := svc.Close()
+			g.Close()
+			return err
+		}},
+		cleanup,
+		servers,
+	}, nil
+}
+
+// configsGrid opens the service's own grid connection with the spec's
+// client settings: back-off from 2 s to 10 s, and a start-up that waits
+// for the grid as long as it takes (until the process is stopped).
+func (m *modules) configsGrid(ctx context.Context, cfg configsvc.Config, log *slog.Logger) (*grid.Grid, error) {
+	members, err := cfg.GridMembers(m.cfg.Grid.Members)
+	if err != nil {
+		return nil, err
+	}
+	gcfg := grid.Config{Members: members, Name: "configs-service", ConnectTimeout: 5 * time.Second, ReconnectBase: 2 * time.Second, ReconnectMax: 10 * time.Second}
+	var emb *grid.Embedded
+	if len(members) == 0 {
+		if !cfg.CacheIsServer {
+			return nil, fmt.Errorf("configs: GRID_MEMBERS is empty and CACHE_IS_SERVER is false: no grid to connect to")
+		}
+		if m.gridEmb == nil {
+			return nil, fmt.Errorf("configs: CACHE_IS_SERVER needs the embedded grid, but the process grid is external")
+		}
+		emb = m.gridEmb
+	}
+	return grid.ConnectRetry(ctx, gcfg, emb, func(attempt int, err error, wait time.Duration) {
+		log.Warn("grid not reachable; start-up waits for it", "attempt", attempt, "retry_in", wait.String(), "err", err)
+	})
+}
