@@ -28,6 +28,9 @@ const refreshCookie = "refresh_token"
 //go:embed openapi.json
 var openapiDoc []byte
 
+// OpenAPI returns the service's OpenAPI document.
+func OpenAPI() []byte { return openapiDoc }
+
 // API is the HTTP layer.
 type API struct {
 	s *Service
