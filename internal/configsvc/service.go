@@ -53,6 +53,9 @@ type Service struct {
 type Deps struct {
 	Grid    *grid.Grid
 	Metrics prometheus.Registerer
+	// DB, when set, is used instead of opening the profile's database
+	// (tests hand in a fresh schema); Open still migrates it.
+	DB *sqlstore.DB
 }
 
 // Open opens the database, applies migrations, creates the bootstrap
@@ -72,8 +75,12 @@ func Open(ctx context.Context, cfg Config, deps Deps, log *slog.Logger) (*Servic
 	if err != nil {
 		return nil, fmt.Errorf("TZ: %w", err)
 	}
-	db, err := openDB(ctx, &cfg)
-	if err != nil {
+	db := deps.DB
+	if db == nil {
+		if db, err = openDB(ctx, &cfg); err != nil {
+			return nil, err
+		}
+	} else if err := sqlstore.Migrate(ctx, db, serviceName, migrations); err != nil {
 		return nil, err
 	}
 	s := &Service{
