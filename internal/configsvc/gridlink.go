@@ -58,16 +58,15 @@ type gridLink struct {
 	cancel      context.CancelFunc
 
 	near nearCache
-	// onPublish, when set before the first reconnect, hears of each
-	// completed publication (metrics).
+	// onPublish, when not nil, hears of each completed publication.
 	onPublish func()
 }
 
 // newGridLink declares the maps and publishes the snapshots (the warm-up).
 // The grid's cluster name prefixes every map so that two clusters sharing
 // one NATS account never read each other's data.
-func newGridLink(ctx context.Context, g *grid.Grid, st *store, cluster, groupsCache string, accessTTL time.Duration, log *slog.Logger) (*gridLink, error) {
-	l := &gridLink{g: g, log: log, st: st, prefix: cluster + "_", groupsN: groupsCache, revTTL: accessTTL + time.Minute, accessTTL: accessTTL, now: time.Now}
+func newGridLink(ctx context.Context, g *grid.Grid, st *store, cluster, groupsCache string, accessTTL time.Duration, onPublish func(), log *slog.Logger) (*gridLink, error) {
+	l := &gridLink{g: g, log: log, st: st, prefix: cluster + "_", groupsN: groupsCache, revTTL: accessTTL + time.Minute, accessTTL: accessTTL, now: time.Now, onPublish: onPublish}
 	l.ctx, l.cancel = context.WithCancel(context.Background())
 	l.running.Store(true)
 	if err := l.publish(ctx); err != nil {

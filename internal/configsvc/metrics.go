@@ -28,6 +28,17 @@ func newServiceMetrics(reg prometheus.Registerer) *serviceMetrics {
 			Name: "configs_grid_snapshots_published_total", Help: "Publications of the cache snapshots to the grid (start-up and every reconnect).",
 		}),
 	}
+	// Known label values start at zero, so dashboards see the series
+	// before the first event.
+	for _, o := range []string{"success", "failure", "password_change_required"} {
+		m.logins.WithLabelValues(o)
+	}
+	for _, o := range []string{"valid", "invalid", "expired", "revoked", "grid_unavailable"} {
+		m.tokenChecks.WithLabelValues(o)
+	}
+	for _, o := range []string{"sent", "failed"} {
+		m.mail.WithLabelValues(o)
+	}
 	if reg != nil {
 		reg.MustRegister(m.logins, m.tokenChecks, m.mail, m.republished)
 	}

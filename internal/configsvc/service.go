@@ -97,11 +97,10 @@ func Open(ctx context.Context, cfg Config, deps Deps, log *slog.Logger) (*Servic
 		db.Close()
 		return nil, err
 	}
-	if s.link, err = newGridLink(ctx, deps.Grid, s.st, cfg.GridClusterName, cfg.ExclusionCacheName, cfg.JWTExpiration, log); err != nil {
+	if s.link, err = newGridLink(ctx, deps.Grid, s.st, cfg.GridClusterName, cfg.ExclusionCacheName, cfg.JWTExpiration, s.metrics.republished.Inc, log); err != nil {
 		db.Close()
 		return nil, err
 	}
-	s.link.onPublish = s.metrics.republished.Inc
 	return s, nil
 }
 
