@@ -102,11 +102,14 @@ func (s *Service) ResetPassword(ctx context.Context, actor Principal, id int64) 
 	if err != nil {
 		return AccountResult{}, err
 	}
+	// Revoke first: if the grid cannot take the revocation, nothing has
+	// changed and the caller can retry; the reverse order could leave a
+	// new password that nobody was told.
 	now := s.now()
-	if err := s.st.setPassword(ctx, u.ID, hash, true, now); err != nil {
+	if err := s.link.revokeUser(ctx, u.ID, now); err != nil {
 		return AccountResult{}, err
 	}
-	if err := s.link.revokeUser(ctx, u.ID, now); err != nil {
+	if err := s.st.setPassword(ctx, u.ID, hash, true, now); err != nil {
 		return AccountResult{}, err
 	}
 	res := s.deliverPassword(ctx, u, temp, true)
@@ -245,6 +248,9 @@ func (s *Service) ConfirmDeletion(ctx context.Context, actor Principal, id int64
 		s.audit.record(ctx, actor, "USER_DELETION_CONFIRM", target.Username, "FAILURE", map[string]any{"id": target.ID, "error": code})
 		return err
 	}
+	if req.RequestedBy != actor.UserID {
+		return fail("DELETION_REQUESTED_BY_OTHER", apperr.Conflict("DELETION_REQUESTED_BY_OTHER", "another administrator started this deletion; only they can confirm it, or request it again yourself"))
+	}
 	if !s.now().Before(req.ExpiresAt) {
 		if err := s.st.dropDeletionRequest(ctx, target.ID); err != nil {
 			return err
@@ -276,12 +282,13 @@ func (s *Service) ConfirmDeletion(ctx context.Context, actor Principal, id int64
 			return fail("OTP_INVALID", apperr.Invalid("OTP_INVALID", "the one-time password is wrong").WithDetails(map[string]any{"attempts": n, "attemptsRemaining": req.AttemptLimit - n}))
 		}
 	}
-	if err := s.st.deleteUser(ctx, target.ID); err != nil {
+	// Tokens carry the role, so the account's tokens are revoked before it
+	// goes; without the revocation the deletion does not happen.
+	if err := s.link.revokeUser(ctx, target.ID, s.now()); err != nil {
 		return err
 	}
-	if err := s.link.revokeUser(ctx, target.ID, s.now()); err != nil {
-		// The account is gone; its tokens still fail the user lookup.
-		s.log.Warn("revoking tokens of a deleted user", "username", target.Username, "err", err)
+	if err := s.st.deleteUser(ctx, target.ID); err != nil {
+		return err
 	}
 	s.audit.record(ctx, actor, "USER_DELETE", target.Username, "SUCCESS", map[string]any{"id": target.ID, "otpRequired": req.OTPRequired})
 	return nil

@@ -236,7 +236,13 @@ func TestDeletionGuards(t *testing.T) {
 	h := newHarness(t, harnessOpts{})
 	admin := h.adminToken()
 	h.want(h.do("POST", "/api/admin/users/1/deletion/request", admin, nil), 409, "CANNOT_DELETE_SELF")
-	id, _ := h.createUser(admin, UserInput{Username: "second-admin", Role: RoleAdmin})
+	id, res := h.createUser(admin, UserInput{Username: "second-admin", Role: RoleAdmin})
+	second := h.rotate("second-admin", res["temporaryPassword"].(string))
+	third, _ := h.createUser(admin, UserInput{Username: "third"})
+	// Only the administrator who started a deletion can confirm it.
+	h.want(h.do("POST", fmt.Sprintf("/api/admin/users/%d/deletion/request", third), second, nil), 200, "")
+	h.want(h.do("POST", fmt.Sprintf("/api/admin/users/%d/deletion/confirm", third), admin, nil), 409, "DELETION_REQUESTED_BY_OTHER")
+	h.want(h.do("POST", fmt.Sprintf("/api/admin/users/%d/deletion/confirm", third), second, nil), 204, "")
 	h.want(h.do("POST", "/api/admin/users/abc/deletion/request", admin, nil), 400, "INVALID_ID")
 	h.want(h.do("POST", "/api/admin/users/777/deletion/request", admin, nil), 404, "USER_NOT_FOUND")
 

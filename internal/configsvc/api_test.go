@@ -139,7 +139,9 @@ func TestProductClassGroups(t *testing.T) {
 	}
 	clock := time.Now()
 	h.s.link.now = func() time.Time { return clock }
-	read := func() string { return string(h.want(h.do("GET", "/api/product-class-groups", admin, nil), 200, "").body) }
+	read := func() string {
+		return string(h.want(h.do("GET", "/api/product-class-groups", admin, nil), 200, "").body)
+	}
 	if !strings.Contains(read(), "F660") {
 		t.Fatal("cached read misses the group")
 	}

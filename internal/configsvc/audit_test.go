@@ -16,7 +16,7 @@ func TestAuditRedaction(t *testing.T) {
 	a := newAuditor(nil, []string{"pin", " serialKey "}, nil)
 	in := map[string]any{
 		"username": "bob", "Password": "p1", "NEWPASSWORD": "p2", "token": "t", "otp": "123456",
-		"nested": map[string]any{"clientSecret": "s", "keep": 1, "list": []any{map[string]any{"apiKey": "k", "pin": "0000"}}},
+		"nested":    map[string]any{"clientSecret": "s", "keep": 1, "list": []any{map[string]any{"apiKey": "k", "pin": "0000"}}},
 		"serialkey": "X", "Authorization": "Bearer x",
 	}
 	out := a.redactMap(in)

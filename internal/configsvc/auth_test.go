@@ -161,4 +161,3 @@ func TestGridOutage(t *testing.T) {
 		t.Fatal("reconnect not logged")
 	}
 }
-

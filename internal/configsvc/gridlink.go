@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -290,6 +291,7 @@ func (l *gridLink) cachedGroups(ctx context.Context) ([]ProductClassGroup, error
 		}
 		list = append(list, g)
 	}
+	slices.SortFunc(list, func(a, b ProductClassGroup) int { return strings.Compare(a.Name, b.Name) })
 	l.near.put(list, l.now())
 	return list, nil
 }
