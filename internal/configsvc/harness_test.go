@@ -59,7 +59,7 @@ type harnessOpts struct {
 }
 
 type harness struct {
-	t    *testing.T
+	t    testing.TB
 	s    *Service
 	srv  *httptest.Server
 	smtp *smtptest.Server
@@ -89,7 +89,7 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-func newHarness(t *testing.T, o harnessOpts) *harness {
+func newHarness(t testing.TB, o harnessOpts) *harness {
 	t.Helper()
 	env := map[string]string{
 		"CFG_BOOTSTRAP_ADMIN_PASSWORD": bootstrapPassword,
