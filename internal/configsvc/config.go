@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	_ "time/tzdata" // TZ must resolve on hosts without a zoneinfo database
 
 	"cpesuite/internal/configsvc/jwtauth"
 	"cpesuite/internal/configsvc/mailer"
