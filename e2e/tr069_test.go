@@ -12,7 +12,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -22,27 +21,10 @@ import (
 	"cpesuite/internal/testutil"
 )
 
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // platform is `cpesuite up` running in this process.
 type platform struct {
 	addrs map[string]string
-	logs  *syncBuffer
+	logs  *testutil.SyncBuffer
 }
 
 // up starts the given targets and waits until their ports answer.
@@ -52,7 +34,7 @@ func up(t *testing.T, targets string, extra map[string]string) *platform {
 		"CPESUITE_ACS_ADDR": testutil.FreeAddr(t), "CPESUITE_ACS_API_ADDR": testutil.FreeAddr(t),
 		"CPESUITE_SPEEDTEST_ADDR": testutil.FreeAddr(t), "CPESUITE_TR069_EMULATOR_ADDR": testutil.FreeAddr(t),
 		"CPESUITE_FCC_ADDR": testutil.FreeAddr(t), "CPESUITE_CONFIGS_ADDR": testutil.FreeAddr(t),
-	}, logs: &syncBuffer{}}
+	}, logs: &testutil.SyncBuffer{}}
 	env := map[string]string{"CPESUITE_DATA_DIR": t.TempDir(), "CPESUITE_LOG_FORMAT": "json", "CPESUITE_LOG_LEVEL": "warn",
 		"CPESUITE_ACS_SPEEDTEST_URL": "http://" + p.addrs["CPESUITE_SPEEDTEST_ADDR"],
 		// Devices started without an ACS URL inform this platform's ACS.

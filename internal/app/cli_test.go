@@ -1,44 +1,26 @@
 package app
 
 import (
-	"bytes"
 	"context"
 	"io"
 	"net"
 	"net/http"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"cpesuite/internal/testutil"
 )
 
-// syncBuffer is a bytes.Buffer safe for the logger and the test to share.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+// testutil.SyncBuffer is a bytes.Buffer safe for the logger and the test to share.
 
 func envMap(m map[string]string) func(string) (string, bool) {
 	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
 }
 
 func runCLI(ctx context.Context, args []string, env map[string]string) (int, string, string) {
-	var out, errb syncBuffer
+	var out, errb testutil.SyncBuffer
 	code := CLI(ctx, args, &out, &errb, envMap(env))
 	return code, out.String(), errb.String()
 }
@@ -105,7 +87,7 @@ func TestCLIUpServesAndStopsCleanly(t *testing.T) {
 				"CPESUITE_ACS_ADDR": testutil.FreeAddr(t), "CPESUITE_ACS_API_ADDR": testutil.FreeAddr(t), "CPESUITE_TR069_EMULATOR_ADDR": testutil.FreeAddr(t), "CPESUITE_FCC_ADDR": testutil.FreeAddr(t), "CPESUITE_CONFIGS_ADDR": testutil.FreeAddr(t)}
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
-			var errb syncBuffer
+			var errb testutil.SyncBuffer
 			done := make(chan int, 1)
 			go func() { done <- CLI(ctx, args, io.Discard, &errb, envMap(env)) }()
 

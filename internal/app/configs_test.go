@@ -36,7 +36,7 @@ func TestConfigsRunAloneDualMode(t *testing.T) {
 		"CFG_BOOTSTRAP_ADMIN_PASSWORD": "Bootstrap-Passw0rd!", "LOGGING_LEVEL": "WARN"}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	var errb syncBuffer
+	var errb testutil.SyncBuffer
 	done := make(chan int, 1)
 	go func() { done <- CLI(ctx, []string{"run", "configs"}, io.Discard, &errb, envMap(env)) }()
 

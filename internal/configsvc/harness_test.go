@@ -64,29 +64,12 @@ type harness struct {
 	srv  *httptest.Server
 	smtp *smtptest.Server
 	reg  *prometheus.Registry
-	logs *syncBuffer
+	logs *testutil.SyncBuffer
 
 	gridMu  sync.Mutex
 	emb     *grid.Embedded
 	gridDir string
 	addr    string
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 func newHarness(t testing.TB, o harnessOpts) *harness {
@@ -102,7 +85,7 @@ func newHarness(t testing.TB, o harnessOpts) *harness {
 	}
 	cfg := testConfig(t, env)
 	cfg.DataDir = t.TempDir()
-	h := &harness{t: t, reg: prometheus.NewRegistry(), logs: &syncBuffer{}}
+	h := &harness{t: t, reg: prometheus.NewRegistry(), logs: &testutil.SyncBuffer{}}
 	switch {
 	case o.mail:
 		h.smtp = smtptest.Start(t, smtptest.Options{Username: smtpUser, Password: smtpPass, TLS: true})
