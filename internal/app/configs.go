@@ -17,7 +17,7 @@ import (
 
 func (m *modules) initConfigs(ctx context.Context) (service.Service, error) {
 	cfg := m.cfg.Configs
-	cfg.DataDir, cfg.RunAlone = m.cfg.DataDir, m.runAlone
+	cfg.DataDir = m.cfg.DataDir
 	cfg.Addr = m.cfg.Addr(Configs, "addr")
 	// Run alone, the service honours its spec's SERVER_PORT; an explicit
 	// CPESUITE_CONFIGS_ADDR still wins, as the more specific setting.

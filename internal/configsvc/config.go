@@ -33,7 +33,6 @@ const (
 type Config struct {
 	Addr     string // from the port table; SERVER_PORT overrides it when run alone
 	DataDir  string // set by the module
-	RunAlone bool   // set by the module: `cpesuite run configs`
 
 	Profile string
 
