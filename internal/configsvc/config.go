@@ -31,8 +31,8 @@ const (
 // the name the spec gives it (platform-services.md, part B); the few the
 // spec does not name carry the service's CFG_ prefix.
 type Config struct {
-	Addr     string // from the port table; SERVER_PORT overrides it when run alone
-	DataDir  string // set by the module
+	Addr    string // from the port table; SERVER_PORT overrides it when run alone
+	DataDir string // set by the module
 
 	Profile string
 
