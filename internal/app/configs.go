@@ -37,7 +37,6 @@ func (m *modules) initConfigs(ctx context.Context) (service.Service, error) {
 		g.Close()
 		return nil, err
 	}
-	cfg.RetentionDays(log) // warns at start-up about a clamped value
 
 	mux := httpx.NewMux()
 	svc.Mount(mux, m.metrics)

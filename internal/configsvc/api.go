@@ -246,15 +246,6 @@ func (a *API) me(w http.ResponseWriter, r *http.Request) error {
 	return httpx.WriteJSON(w, http.StatusOK, viewOf(u))
 }
 
-// UserPage is a page of accounts.
-type UserPage struct {
-	Content       []UserView `json:"content"`
-	Page          int        `json:"page"`
-	Size          int        `json:"size"`
-	TotalElements int64      `json:"totalElements"`
-	TotalPages    int64      `json:"totalPages"`
-}
-
 // maxPageSize caps page sizes of the list endpoints.
 const maxPageSize = 500
 
@@ -283,11 +274,11 @@ func (a *API) listUsers(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := UserPage{Content: make([]UserView, 0, len(list)), Page: page, Size: size, TotalElements: total, TotalPages: (total + int64(size) - 1) / int64(size)}
+	views := make([]UserView, 0, len(list))
 	for _, u := range list {
-		out.Content = append(out.Content, viewOf(u))
+		views = append(views, viewOf(u))
 	}
-	return httpx.WriteJSON(w, http.StatusOK, out)
+	return httpx.WriteJSON(w, http.StatusOK, newPage(views, page, size, total))
 }
 
 func (a *API) getUser(w http.ResponseWriter, r *http.Request) error {

@@ -103,7 +103,7 @@ func (s *Service) CleanupAudit(ctx context.Context) (int64, error) {
 	if err := s.st.purgeExpired(ctx, now); err != nil {
 		return 0, err
 	}
-	days := s.cfg.RetentionDays(s.log)
+	days := s.retentionDays
 	if days == 0 {
 		return 0, nil
 	}
@@ -117,7 +117,7 @@ func (s *Service) CleanupAudit(ctx context.Context) (int64, error) {
 
 // RunCleanup runs the clean-up daily at 03:00 in TZ until ctx ends.
 func (s *Service) RunCleanup(ctx context.Context) error {
-	if s.cfg.RetentionDays(s.log) == 0 {
+	if s.retentionDays == 0 {
 		s.log.Info("audit retention disabled (AUDIT_RETENTION_DAYS=0); expired tokens are still purged daily")
 	}
 	for {
@@ -135,20 +135,24 @@ func (s *Service) RunCleanup(ctx context.Context) error {
 	}
 }
 
-// AuditPage is a page of audit events, newest first.
-type AuditPage struct {
-	Content       []AuditEvent `json:"content"`
-	Page          int          `json:"page"`
-	Size          int          `json:"size"`
-	TotalElements int64        `json:"totalElements"`
-	TotalPages    int64        `json:"totalPages"`
+// Page is one page of a list, in the shape of Spring Data's Page.
+type Page[T any] struct {
+	Content       []T   `json:"content"`
+	Page          int   `json:"page"`
+	Size          int   `json:"size"`
+	TotalElements int64 `json:"totalElements"`
+	TotalPages    int64 `json:"totalPages"`
 }
 
-// ListAudit reads a page of audit events.
-func (s *Service) ListAudit(ctx context.Context, f AuditFilter, page, size int) (AuditPage, error) {
+func newPage[T any](content []T, page, size int, total int64) Page[T] {
+	return Page[T]{Content: content, Page: page, Size: size, TotalElements: total, TotalPages: (total + int64(size) - 1) / int64(size)}
+}
+
+// ListAudit reads a page of audit events, newest first.
+func (s *Service) ListAudit(ctx context.Context, f AuditFilter, page, size int) (Page[AuditEvent], error) {
 	list, total, err := s.st.listAudit(ctx, f, page*size, size)
 	if err != nil {
-		return AuditPage{}, err
+		return Page[AuditEvent]{}, err
 	}
-	return AuditPage{Content: list, Page: page, Size: size, TotalElements: total, TotalPages: (total + int64(size) - 1) / int64(size)}, nil
+	return newPage(list, page, size, total), nil
 }

@@ -67,7 +67,7 @@ func TestAuditRetention(t *testing.T) {
 	if from["totalElements"] != 1.0 {
 		t.Fatalf("from filter = %v", from)
 	}
-	h.s.cfg.AuditRetentionDays = 0
+	h.s.retentionDays = 0
 	if n, err := h.s.CleanupAudit(ctx); err != nil || n != 0 {
 		t.Fatalf("retention 0 deleted %d: %v", n, err)
 	}

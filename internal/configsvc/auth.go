@@ -75,7 +75,7 @@ func (s *Service) checkPassword(ctx context.Context, username, password string) 
 	}
 	u, err := s.st.userByName(ctx, username)
 	if errors.Is(err, apperr.ErrNotFound) {
-		_, _ = passwd.Verify(s.dummyHash, password)
+		_, _ = passwd.Verify(dummyHash, password)
 		return User{}, errBadCredentials
 	}
 	if err != nil {

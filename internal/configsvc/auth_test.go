@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"cpesuite/internal/configsvc/jwtauth"
+	"cpesuite/internal/configsvc/passwd"
 	"cpesuite/internal/testutil"
 )
 
@@ -159,5 +160,13 @@ func TestGridOutage(t *testing.T) {
 	}
 	if !strings.Contains(h.logs.String(), "republishing cache snapshots") {
 		t.Fatal("reconnect not logged")
+	}
+}
+
+// TestDummyHashIsReal: the hash verified for unknown users must be a valid
+// hash with the real parameters, or those logins would answer faster.
+func TestDummyHashIsReal(t *testing.T) {
+	if ok, err := passwd.Verify(dummyHash, "not-a-real-password"); err != nil || !ok {
+		t.Fatalf("dummyHash does not verify: %v %v", ok, err)
 	}
 }

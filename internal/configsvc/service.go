@@ -27,6 +27,12 @@ import (
 	"cpesuite/internal/platform/sqlstore"
 )
 
+// dummyHash is verified for logins of unknown users, so that they cost
+// what a known user's does and response times do not reveal which
+// usernames exist. It has the parameters passwd.Hash uses; being a
+// constant, it costs nothing at start-up.
+const dummyHash = "$argon2id$v=19$m=19456,t=2,p=1$tCMPPE00QC11TXEYdB6zhw$3vQ0BLkPRNK4LfxzHuoSjUCMPtbxW35p51gaQcPl3s4"
+
 // JWTKeyFile holds the generated signing key when JWT_SECRET is unset.
 const JWTKeyFile = "configs-jwt.key"
 
@@ -43,9 +49,9 @@ type Service struct {
 	metrics  *serviceMetrics
 	now      func() time.Time
 	location *time.Location
-	// dummyHash keeps a login for an unknown user as slow as one for a
-	// known user, so response times do not reveal which usernames exist.
-	dummyHash string
+	// retentionDays is AUDIT_RETENTION_DAYS after clamping, resolved once
+	// so the clamp warning is logged once.
+	retentionDays int
 }
 
 // Deps are what the module hands the service: a connected grid client and
@@ -86,13 +92,9 @@ func Open(ctx context.Context, cfg Config, deps Deps, log *slog.Logger) (*Servic
 	s := &Service{
 		cfg: cfg, log: log, db: db, st: &store{db: db},
 		mail: mailer.New(cfg.Mail, log), jwt: iss, now: time.Now, location: loc,
-		metrics: newServiceMetrics(deps.Metrics),
+		metrics: newServiceMetrics(deps.Metrics), retentionDays: cfg.RetentionDays(log),
 	}
 	s.audit = newAuditor(s.st, cfg.AuditRedaction, log)
-	if s.dummyHash, err = passwd.Hash("not-a-real-password"); err != nil {
-		db.Close()
-		return nil, err
-	}
 	if err := s.bootstrap(ctx); err != nil {
 		db.Close()
 		return nil, err
