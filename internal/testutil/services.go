@@ -1,5 +1,6 @@
 // Package testutil gives tests access to the real backing services of the
-// machine (PostgreSQL, MariaDB, NATS, Mosquitto, ClickHouse, Chromium).
+// machine (PostgreSQL, MariaDB, NATS, Mosquitto, ClickHouse, Chromium,
+// libcoap's coap-client).
 //
 // Each Require function returns the address to use. When the service is not
 // reachable the test is skipped with a loud message, unless
@@ -42,6 +43,8 @@ var (
 		Default: "127.0.0.1:9000", probe: dialTCP}
 	Chromium = Service{Name: "Chromium", Env: "CPESUITE_TEST_CHROMIUM",
 		Default: "chromium", probe: lookPath}
+	CoAPClient = Service{Name: "coap-client (libcoap3-bin)", Env: "CPESUITE_TEST_COAP_CLIENT",
+		Default: "coap-client-notls", probe: lookPath}
 )
 
 // RequirePostgres returns a DSN for the local PostgreSQL test database.
@@ -62,6 +65,13 @@ func RequireClickHouse(t testing.TB) string { return Require(t, ClickHouse) }
 // RequireChromium returns the path of the Chromium binary.
 func RequireChromium(t testing.TB) string {
 	name := Require(t, Chromium)
+	p, _ := exec.LookPath(name)
+	return p
+}
+
+// RequireCoAPClient returns the path of libcoap's coap-client (no TLS build).
+func RequireCoAPClient(t testing.TB) string {
+	name := Require(t, CoAPClient)
 	p, _ := exec.LookPath(name)
 	return p
 }
