@@ -2,6 +2,7 @@ package tr069emu
 
 import (
 	"context"
+	"cpesuite/internal/platform/fsx"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -240,7 +241,7 @@ func (e *Emulator) SetGlobalUpdatable(list []cpe.Updatable) error {
 		return err
 	}
 	e.propsMu.Lock()
-	if err := writeFileAtomic(e.updatablePath(), data); err != nil {
+	if err := fsx.WriteFileAtomic(e.updatablePath(), data); err != nil {
 		e.propsMu.Unlock()
 		return fmt.Errorf("saving the auto-update list: %w", err)
 	}

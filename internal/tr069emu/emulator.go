@@ -6,6 +6,7 @@ package tr069emu
 
 import (
 	"context"
+	"cpesuite/internal/platform/fsx"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
@@ -274,7 +275,7 @@ func (e *Emulator) loadProperties() error {
 	if errors.Is(err, os.ErrNotExist) {
 		e.props = DefaultProperties()
 		e.env.SetSettings(e.props.settings())
-		return writeFileAtomic(e.propsPath, encodeProperties(e.props))
+		return fsx.WriteFileAtomic(e.propsPath, encodeProperties(e.props))
 	}
 	if err != nil {
 		return fmt.Errorf("reading %s: %w", filepath.Base(e.propsPath), err)
@@ -303,7 +304,7 @@ func (e *Emulator) SetProperties(p Properties) error {
 	if _, err := e.files.Template(p.ParamsXML); err != nil {
 		return err
 	}
-	if err := writeFileAtomic(e.propsPath, encodeProperties(p)); err != nil {
+	if err := fsx.WriteFileAtomic(e.propsPath, encodeProperties(p)); err != nil {
 		return fmt.Errorf("saving properties: %w", err)
 	}
 	e.props = p
@@ -319,7 +320,7 @@ func (e *Emulator) updateProperties(fn func(p *Properties) error) error {
 	if err := fn(&p); err != nil {
 		return err
 	}
-	if err := writeFileAtomic(e.propsPath, encodeProperties(p)); err != nil {
+	if err := fsx.WriteFileAtomic(e.propsPath, encodeProperties(p)); err != nil {
 		return fmt.Errorf("saving properties: %w", err)
 	}
 	e.props = p

@@ -5,8 +5,6 @@ import (
 	"bytes"
 	"fmt"
 	"net"
-	"os"
-	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
@@ -282,26 +280,4 @@ func decodeProperties(data []byte) (p Properties, missingDelays bool, err error)
 		}
 	}
 	return p, missingDelays, nil
-}
-
-// writeFileAtomic replaces path so a crash leaves the old or the new file,
-// never half of one.
-func writeFileAtomic(path string, data []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-"+filepath.Base(path)+"-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
 }

@@ -1,6 +1,7 @@
 package tr069emu
 
 import (
+	"cpesuite/internal/platform/fsx"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -88,7 +89,7 @@ func (s *storedDevices) saveLocked() error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(s.path, data)
+	return fsx.WriteFileAtomic(s.path, data)
 }
 
 func (s *storedDevices) Get(serial string) (InitDeviceDto, bool) {

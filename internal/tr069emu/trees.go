@@ -2,6 +2,7 @@ package tr069emu
 
 import (
 	"bytes"
+	"cpesuite/internal/platform/fsx"
 	"errors"
 	"fmt"
 	"os"
@@ -54,7 +55,7 @@ func newTreeFiles(dir string, maxBytes int64) (*treeFiles, error) {
 	for name, data := range tree.BaseFiles() {
 		path := filepath.Join(dir, name)
 		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-			if err := writeFileAtomic(path, data); err != nil {
+			if err := fsx.WriteFileAtomic(path, data); err != nil {
 				return nil, err
 			}
 		}
@@ -125,7 +126,7 @@ func (f *treeFiles) Upload(name string, data []byte) error {
 	if _, err := tree.Parse(bytes.NewReader(data), f.maxBytes); err != nil {
 		return errf("%s is not a valid parameter tree: %v", name, err)
 	}
-	if err := writeFileAtomic(filepath.Join(f.dir, name), data); err != nil {
+	if err := fsx.WriteFileAtomic(filepath.Join(f.dir, name), data); err != nil {
 		return fmt.Errorf("writing %s: %w", name, err)
 	}
 	f.mu.Lock()
