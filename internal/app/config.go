@@ -9,6 +9,7 @@ import (
 	"cpesuite/internal/acs"
 	"cpesuite/internal/configsvc"
 	"cpesuite/internal/fcc"
+	"cpesuite/internal/iotemu"
 	"cpesuite/internal/platform/config"
 	"cpesuite/internal/platform/grid"
 	"cpesuite/internal/speedtest"
@@ -32,6 +33,7 @@ type Config struct {
 	Speedtest speedtest.Config
 	ACS       acs.Config
 	TR069Emu  tr069emu.Config
+	IoTEmu    iotemu.Config
 	FCC       fcc.Config
 	Configs   configsvc.Config
 }
@@ -62,6 +64,7 @@ func (c *Config) RegisterFlags(s *config.Set, lookupEnv func(string) (string, bo
 	c.Speedtest.RegisterFlags(s)
 	c.ACS.RegisterFlags(s)
 	c.TR069Emu.RegisterFlags(s)
+	c.IoTEmu.RegisterFlags(s)
 	c.FCC.RegisterFlags(s)
 	c.Configs.RegisterFlags(s)
 }
@@ -88,6 +91,9 @@ func (c *Config) Validate() error {
 		return err
 	}
 	if err := c.TR069Emu.Validate(); err != nil {
+		return err
+	}
+	if err := c.IoTEmu.Validate(); err != nil {
 		return err
 	}
 	if err := c.FCC.Validate(); err != nil {

@@ -12,6 +12,8 @@ import (
 
 	"cpesuite/internal/acs"
 	"cpesuite/internal/fcc"
+	"cpesuite/internal/iotemu"
+	"cpesuite/internal/iotemu/mqttbroker"
 	"cpesuite/internal/platform/grid"
 	"cpesuite/internal/platform/health"
 	"cpesuite/internal/platform/httpx"
@@ -28,6 +30,7 @@ const (
 	Speedtest = "speedtest"
 	ACS       = "acs"
 	TR069Emu  = "tr069-emulator"
+	IoTEmu    = "iot-emulator"
 	FCC       = "fcc"
 	Configs   = "configs"
 )
@@ -58,6 +61,7 @@ func newModules(cfg *Config, log *slog.Logger) *modules {
 	m.Register(Module{Name: ACS, Target: true, Init: m.initACS})
 	m.Register(Module{Name: Speedtest, Target: true, Init: m.initSpeedtest})
 	m.Register(Module{Name: TR069Emu, Target: true, Init: m.initTR069Emu})
+	m.Register(Module{Name: IoTEmu, Target: true, Init: m.initIoTEmu})
 	// After the ACS: in `cpesuite up` the ACS's Init creates the device
 	// tables the campaign service reads.
 	m.Register(Module{Name: FCC, Target: true, Init: m.initFCC})
@@ -217,6 +221,48 @@ func (m *modules) initTR069Emu(context.Context) (service.Service, error) {
 			},
 			StopFn: func(context.Context) error { e.Shutdown(); return nil },
 		},
+	}, nil
+}
+
+func (m *modules) initIoTEmu(context.Context) (service.Service, error) {
+	cfg := m.cfg.IoTEmu
+	cfg.Addr = m.cfg.Addr(IoTEmu, "addr")
+	cfg.DataDir = filepath.Join(m.cfg.DataDir, "iot-emulator")
+	log := m.log.With("module", IoTEmu)
+	e, err := iotemu.New(cfg, log, iotemu.Stacks())
+	if err != nil {
+		return nil, err
+	}
+	mux := httpx.NewMux()
+	iotemu.NewAPI(e).Routes(mux)
+	// No actuator: the spec's liveness check is GET /api/status.
+	srv := m.httpServer(IoTEmu, cfg.Addr, mux, nil, iotemu.ErrorWriter())
+	var broker *mqttbroker.Broker
+	// The embedded broker starts before the API so that devices of the
+	// default configuration find it; it stops after every device.
+	return service.Group{
+		service.Funcs{
+			StartFn: func(context.Context) error {
+				if cfg.BrokerAddr == "" {
+					return nil
+				}
+				b, err := mqttbroker.Start(cfg.BrokerAddr, log.With("component", "mqtt-broker"))
+				if err != nil {
+					return fmt.Errorf("embedded MQTT broker (CPESUITE_IOT_EMULATOR_BROKER_ADDR): %w", err)
+				}
+				broker = b
+				log.Info("embedded MQTT broker listening", "addr", b.Addr())
+				return nil
+			},
+			StopFn: func(context.Context) error {
+				if broker != nil {
+					return broker.Close()
+				}
+				return nil
+			},
+		},
+		srv,
+		service.Funcs{StopFn: func(context.Context) error { e.Shutdown(); return nil }},
 	}, nil
 }
 

@@ -158,13 +158,21 @@ type Protocol interface {
 // Optional device capabilities; the API answers 409 where a device lacks one.
 type (
 	// Rebooter restarts the device as a reboot would (LwM2M: Execute /3/0/4).
-	Rebooter interface{ Reboot(ctx context.Context) error }
+	Rebooter interface {
+		Reboot(ctx context.Context) error
+	}
 	// Bootstrapper runs the protocol's bootstrap sequence.
-	Bootstrapper interface{ Bootstrap(ctx context.Context) error }
+	Bootstrapper interface {
+		Bootstrap(ctx context.Context) error
+	}
 	// Deregisterer ends a registration while keeping the device defined
 	// (LwM2M DELETE /rd/{id}); it reports whether one was active.
-	Deregisterer interface{ Deregister(ctx context.Context) (bool, error) }
+	Deregisterer interface {
+		Deregister(ctx context.Context) (bool, error)
+	}
 	// Updater sends a registration update (LwM2M Update); it reports
 	// whether the device was registered.
-	Updater interface{ Update(ctx context.Context) (bool, error) }
+	Updater interface {
+		Update(ctx context.Context) (bool, error)
+	}
 )
