@@ -23,6 +23,11 @@ import (
 // takes.
 var fwStep = 200 * time.Millisecond
 
+// rebootDelay lets the 2.04 to Execute Reboot leave before the reboot
+// closes the socket: go-coap writes the answer only after the handler has
+// returned, from the goroutine that ran it.
+const rebootDelay = 50 * time.Millisecond
+
 type writer = responsewriter.ResponseWriter[*udpclient.Conn]
 
 // answer is a handler's outcome: a code and, for 2.05, a body.
@@ -457,10 +462,10 @@ func (d *device) execute(p codec.Path, args []byte) answer {
 	}
 	switch {
 	case p.Object == objDevice && p.Resource == resDevReboot:
-		go func() { _ = d.Reboot(context.Background()) }()
+		time.AfterFunc(rebootDelay, func() { _ = d.Reboot(context.Background()) })
 	case p.Object == objDevice && p.Resource == resDevFactoryReset:
 		d.factoryReset()
-		go func() { _ = d.Reboot(context.Background()) }()
+		time.AfterFunc(rebootDelay, func() { _ = d.Reboot(context.Background()) })
 	case p.Object == objServer && p.Resource == resServerUpdateTrigger:
 		d.triggerUpdate()
 	case p.Object == objFirmware && p.Resource == resFwUpdate:

@@ -229,3 +229,13 @@ func ctxT(t *testing.T) context.Context {
 	t.Cleanup(cancel)
 	return ctx
 }
+
+// dumpLogs writes the device's message log to the test log, for failures.
+func dumpLogs(t *testing.T, h *fakeHost) {
+	t.Helper()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, e := range h.logs {
+		t.Logf("%s %s %s | %s", e.Direction, e.Event, e.MessageOptions, e.Payload)
+	}
+}

@@ -203,7 +203,10 @@ func (d *device) notify(o *observation, changed bool) {
 	msg.SetType(message.NonConfirmable)
 	msg.SetMessageID(mid)
 	d.host.Log(entry("OUT", "NOTIFY", msg, describe(recs)))
-	if err := cc.WriteMessage(msg); err != nil {
+	// Written through the session: go-coap's WriteMessage would give the
+	// message a new id (its block-wise layer copies it), and the id is
+	// what a RST refers to. A notification fits one datagram.
+	if err := cc.Session().WriteMessage(msg); err != nil {
 		d.logf("notify %s: %v", o.path, err)
 	}
 }
@@ -259,6 +262,7 @@ func (d *device) cancelByToken(token string) bool {
 func (d *device) cancelByMID(mid int32) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+
 	for i, o := range d.obs {
 		if o.mid == mid && !o.lastSent.IsZero() {
 			o.stop()
