@@ -470,10 +470,11 @@ func (d *device) failed(gen uint64, what string, err error) error {
 }
 
 func reason(err error, timeout time.Duration) string {
+	s := err.Error()
 	if errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Sprintf("no answer within %s", timeout)
+		return strings.Replace(s, context.DeadlineExceeded.Error(), fmt.Sprintf("no answer within %s", timeout), 1)
 	}
-	return err.Error()
+	return s
 }
 
 // codeError is a CoAP answer other than the expected one.
