@@ -220,19 +220,21 @@ func (d *device) bind() (*net.UDPConn, error) {
 }
 
 // connect wraps a bound socket in a go-coap client connection, running the
-// DTLS handshake first when the device is secure. It takes ownership of
-// uc: on failure uc is closed.
-func (d *device) connect(ctx context.Context, uc *net.UDPConn) (*udpclient.Conn, error) {
+// DTLS handshake first when sec is not nil. It takes ownership of uc: on
+// failure uc is closed.
+func (d *device) connect(ctx context.Context, uc *net.UDPConn, sec *security) (*udpclient.Conn, error) {
 	copts := []udp.Option{
 		options.WithHandlerFunc(d.handle),
 		options.WithErrors(d.coapError),
 		options.WithPeriodicRunner(runner.add),
 		options.WithCloseSocket(),
 	}
-	if d.sec == nil {
-		return udp.Client(uc, copts...), nil
+	if sec == nil {
+		cc := udp.Client(uc, copts...)
+		cc.AddOnClose(func() { d.connLost(cc) })
+		return cc, nil
 	}
-	dc, err := piondtls.ClientWithOptions(dtlsnet.PacketConnFromConn(uc), uc.RemoteAddr(), d.sec.opts...)
+	dc, err := piondtls.ClientWithOptions(dtlsnet.PacketConnFromConn(uc), uc.RemoteAddr(), sec.opts...)
 	if err != nil {
 		_ = uc.Close()
 		return nil, fmt.Errorf("dtls: %w", err)
@@ -243,7 +245,9 @@ func (d *device) connect(ctx context.Context, uc *net.UDPConn) (*udpclient.Conn,
 		_ = dc.Close()
 		return nil, fmt.Errorf("dtls handshake: %w", err)
 	}
-	return coapdtls.Client(dc, copts...), nil
+	cc := coapdtls.Client(dc, copts...)
+	cc.AddOnClose(func() { d.connLost(cc) })
+	return cc, nil
 }
 
 func (d *device) coapError(err error) {

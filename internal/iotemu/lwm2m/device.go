@@ -39,7 +39,6 @@ type device struct {
 	host proto.Host
 	o    opts
 	ep   string
-	sec  *security
 
 	life sync.Mutex
 	op   sync.Mutex
@@ -51,6 +50,7 @@ type device struct {
 	gen     uint64
 	runCtx  context.Context
 	stopRun context.CancelFunc
+	sec     *security       // DTLS material of this run, nil for plain CoAP
 	sock    *net.UDPConn    // bound socket not yet wrapped in cc
 	cc      *udpclient.Conn // nil while not connected
 	// location is the registration's Location-Path ("/rd/5"); "" while
@@ -102,11 +102,11 @@ func (d *device) start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("lwm2m: %s: %w", d.cfg.ClientID, err)
 	}
-	d.sec = sec
 	if la, ok := uc.LocalAddr().(*net.UDPAddr); ok && !la.IP.IsUnspecified() {
 		_, _, _ = d.host.Params().Put(nameIPAddress, la.IP.String())
 	}
 	d.mu.Lock()
+	d.sec = sec
 	d.running = true
 	d.gen++
 	gen := d.gen
@@ -259,12 +259,11 @@ func (d *device) Bootstrap(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("lwm2m: bootstrap: %w", err)
 		}
-		d.sec = sec
 		uc, err := d.bind()
 		if err != nil {
 			return fmt.Errorf("lwm2m: bootstrap: %w", err)
 		}
-		c, err := d.connect(ctx, uc)
+		c, err := d.connect(ctx, uc, sec)
 		if err != nil {
 			return fmt.Errorf("lwm2m: bootstrap: %w", err)
 		}
@@ -377,7 +376,7 @@ func (d *device) tick(gen uint64) {
 // registration: the device registers again. Called with op held.
 func (d *device) ensureConn(ctx context.Context, gen uint64) (*udpclient.Conn, error) {
 	d.mu.Lock()
-	cc, sock := d.cc, d.sock
+	cc, sock, sec := d.cc, d.sock, d.sec
 	if cc != nil && cc.Context().Err() != nil {
 		// The reader stopped (ICMP port unreachable, DTLS close_notify):
 		// the registration cannot be used any more.
@@ -398,7 +397,7 @@ func (d *device) ensureConn(ctx context.Context, gen uint64) (*udpclient.Conn, e
 	}
 	ctx, cancel := d.opContext(ctx)
 	defer cancel()
-	cc, err := d.connect(ctx, sock)
+	cc, err := d.connect(ctx, sock, sec)
 	if err != nil {
 		return nil, err
 	}
@@ -411,6 +410,30 @@ func (d *device) ensureConn(ctx context.Context, gen uint64) (*udpclient.Conn, e
 	d.cc = cc
 	d.mu.Unlock()
 	return cc, nil
+}
+
+// connLost handles the connection's reader stopping on its own (ICMP port
+// unreachable, a DTLS close_notify): a registered device reports it and
+// registers again after the retry delay, on a new socket.
+func (d *device) connLost(cc *udpclient.Conn) {
+	d.mu.Lock()
+	if !d.running || d.cc != cc {
+		// Closed by the device itself, or a connection it no longer uses.
+		d.mu.Unlock()
+		return
+	}
+	d.cc = nil
+	registered := d.location != ""
+	d.location = ""
+	gen := d.gen
+	d.mu.Unlock()
+	if !registered {
+		// A Register in flight reports its own failure.
+		return
+	}
+	d.host.SetConnection(proto.Disconnected)
+	d.host.SetStatus("connection to the server lost")
+	d.schedule(gen, d.retryDelay())
 }
 
 // opContext bounds an exchange by the request time-out and by the run:

@@ -397,6 +397,24 @@ func TestRegisterRecoversWhenServerAccepts(t *testing.T) {
 	testutil.Eventually(t, 5*time.Second, "CONNECTED", func() bool { return td.host.connection() == proto.Connected })
 }
 
+func TestServerRestart(t *testing.T) {
+	srv := lwm2mtest.New(t)
+	td := newTestDevice(t, srv, func(c *proto.Config) { c.Options[OptUpdatePeriod] = "0.3" })
+	td.startRegistered(t)
+	srv.Close()
+	// The Update meets a closed port: the ICMP error ends the connection.
+	if ok, err := td.Update(ctxT(t)); !ok || err == nil {
+		t.Fatalf("Update to a closed server = %t, %v", ok, err)
+	}
+	if td.host.connection() != proto.Disconnected {
+		t.Fatalf("connection %s", td.host.connection())
+	}
+	srv2 := lwm2mtest.New(t, lwm2mtest.WithListenAddr(srv.Addr().String()))
+	srv2.WaitRegistered(t, td.ep)
+	testutil.Eventually(t, 5*time.Second, "CONNECTED again", func() bool { return td.host.connection() == proto.Connected })
+	noViolations(t, srv2)
+}
+
 func TestStopFreesPortAndRestarts(t *testing.T) {
 	srv := lwm2mtest.New(t)
 	port := freeUDPPort(t)

@@ -49,6 +49,7 @@ const NoAccept uint16 = 0xffff
 const defaultLifetime = 86400
 
 type config struct {
+	addr      string
 	psk       map[string][]byte
 	cert      *tls.Certificate
 	clientCAs *x509.CertPool
@@ -69,6 +70,12 @@ func WithPSK(keys map[string][]byte) Option {
 // client certificates signed by clientCAs.
 func WithCertificate(cert tls.Certificate, clientCAs *x509.CertPool) Option {
 	return func(c *config) { c.cert, c.clientCAs = &cert, clientCAs }
+}
+
+// WithListenAddr listens on addr instead of 127.0.0.1:0, to bring a
+// server back on the address of one that was closed.
+func WithListenAddr(addr string) Option {
+	return func(c *config) { c.addr = addr }
 }
 
 // WithKindOf gives ReadRecords the resource types TLV and text need.
@@ -158,7 +165,7 @@ type Server struct {
 func New(t testing.TB, opts ...Option) *Server {
 	t.Helper()
 	s := &Server{
-		cfg:         config{timeout: 5 * time.Second},
+		cfg:         config{timeout: 5 * time.Second, addr: "127.0.0.1:0"},
 		regs:        map[string]*Registration{},
 		byID:        map[string]*Registration{},
 		registers:   map[string]int{},
@@ -173,7 +180,7 @@ func New(t testing.TB, opts ...Option) *Server {
 	}
 	errs := options.WithErrors(func(error) {})
 	if s.cfg.psk == nil && s.cfg.cert == nil {
-		l, err := coapnet.NewListenUDP("udp", "127.0.0.1:0")
+		l, err := coapnet.NewListenUDP("udp", s.cfg.addr)
 		if err != nil {
 			t.Fatalf("lwm2mtest: listen: %v", err)
 		}
@@ -203,7 +210,7 @@ func New(t testing.TB, opts ...Option) *Server {
 			piondtls.WithClientCAs(s.cfg.clientCAs),
 			piondtls.WithCipherSuites(piondtls.TLS_ECDHE_ECDSA_WITH_AES_128_CCM_8, piondtls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256))
 	}
-	l, err := coapnet.NewDTLSListener("udp", "127.0.0.1:0", coapnet.NewDTLSServerOptions(dopts...))
+	l, err := coapnet.NewDTLSListener("udp", s.cfg.addr, coapnet.NewDTLSServerOptions(dopts...))
 	if err != nil {
 		t.Fatalf("lwm2mtest: listen: %v", err)
 	}
@@ -215,6 +222,15 @@ func New(t testing.TB, opts ...Option) *Server {
 	go func() { _ = s.dtls.Serve(l) }()
 	t.Cleanup(func() { s.dtls.Stop() })
 	return s
+}
+
+// Close stops the server and frees its port, as a server going down does.
+func (s *Server) Close() {
+	if s.udp != nil {
+		s.udp.Stop()
+	} else {
+		s.dtls.Stop()
+	}
 }
 
 // Addr is the server's UDP address.
