@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	mqtt "github.com/eclipse/paho.mqtt.golang"
+
 	"cpesuite/internal/iotemu/proto"
 	"cpesuite/internal/testutil"
 )
@@ -245,5 +247,67 @@ func TestPeriodicTelemetry(t *testing.T) {
 				t.Errorf("telemetry not retained: %+v", m)
 			}
 		})
+	}
+}
+
+// TestQoSLevels publishes and takes commands at every QoS, both versions.
+func TestQoSLevels(t *testing.T) {
+	brokerURL := testutil.RequireMosquitto(t)
+	for _, v := range versions {
+		for _, q := range []string{"0", "1", "2"} {
+			t.Run("v"+v+" qos"+q, func(t *testing.T) {
+				t.Parallel()
+				td := newTestDevice(t, brokerURL, map[string]string{OptMQTTVersion: v, OptQoS: q})
+				obs := observe(t, brokerURL, td.prefix+"#")
+				td.start(t)
+				td.host.waitConn(t, proto.Connected, "connected")
+				obs.wait(t, td.prefix+"state", 0, "online", payloadIs("online"))
+				if err := td.dev.Heartbeat(context.Background()); err != nil {
+					t.Fatal(err)
+				}
+				obs.wait(t, td.prefix+"telemetry", 0, "telemetry", nil)
+				obs.publish(t, td.prefix+"set", `{"id":"q","name":"Humidity","value":"61"}`)
+				obs.wait(t, td.prefix+"ack", 0, "ack", ackWithID(`"q"`))
+				if !td.host.hasEntry(dirOut, evPublish, "qos="+q) {
+					t.Errorf("no publish at qos %s logged", q)
+				}
+			})
+		}
+	}
+}
+
+// TestPersistentSession: with cleanSession=false the broker keeps the
+// session across a stop and start (MQTT 5: a session that never expires).
+func TestPersistentSession(t *testing.T) {
+	brokerURL := testutil.RequireMosquitto(t)
+	for _, v := range versions {
+		t.Run("v"+v, func(t *testing.T) {
+			t.Parallel()
+			td := newTestDevice(t, brokerURL, map[string]string{OptMQTTVersion: v, OptCleanSession: "false"})
+			t.Cleanup(func() { dropSession(t, brokerURL, td.cfg.ClientID) })
+			td.start(t)
+			td.host.waitConn(t, proto.Connected, "connected")
+			if err := td.dev.Stop(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			td.start(t)
+			td.host.waitConn(t, proto.Connected, "connected")
+			if !td.host.hasEntry(dirIn, evConnack, "sessionPresent=true") {
+				t.Errorf("no CONNACK with a session present: %+v", td.host.entries())
+			}
+			if !td.host.hasEntry(dirOut, evConnect, "cleanSession=false") {
+				t.Error("CONNECT log does not say cleanSession=false")
+			}
+		})
+	}
+}
+
+// dropSession removes a persistent session from the shared broker by
+// connecting once with a clean session under the same client id.
+func dropSession(t *testing.T, brokerURL, clientID string) {
+	c := mqtt.NewClient(mqtt.NewClientOptions().AddBroker(brokerURL).SetClientID(clientID).
+		SetCleanSession(true).SetAutoReconnect(false))
+	if tok := c.Connect(); tok.WaitTimeout(within) && tok.Error() == nil {
+		c.Disconnect(100)
 	}
 }

@@ -4,9 +4,13 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"sync/atomic"
 	"testing"
 
 	"cpesuite/internal/iotemu/proto"
@@ -134,9 +138,17 @@ func TestChangedCoalesces(t *testing.T) {
 			td.host.waitConn(t, proto.Connected, "connected")
 			obs := observe(t, b.url(), td.prefix+"param/#")
 			obs.wait(t, td.prefix+"param/Switch", 0, "Switch", payloadIs("true"))
-			ms := obs.messages(td.prefix + "param/Temperature")
-			if len(ms) != 1 || ms[0].payload != "100" {
-				t.Errorf("Temperature messages = %+v, want just 100", ms)
+			obs.wait(t, td.prefix+"param/Temperature", 0, "Temperature", payloadIs("100"))
+			// The observer may have subscribed late and seen only the
+			// retained value; the device's log shows what it sent.
+			var sent []string
+			for _, e := range td.host.entries() {
+				if e.Event == evPublish && strings.Contains(e.MessageOptions, "topic="+td.prefix+"param/Temperature ") {
+					sent = append(sent, e.Payload)
+				}
+			}
+			if len(sent) != 1 || sent[0] != "100" {
+				t.Errorf("Temperature publishes = %q, want just 100", sent)
 			}
 		})
 	}
@@ -204,5 +216,58 @@ func TestStartTLSFileErrors(t *testing.T) {
 				t.Fatal("Start succeeded")
 			}
 		})
+	}
+}
+
+// TestKeepAlive: with a short keep-alive and nothing else to send, the
+// device pings, and the broker (mochi drops a client silent for
+// keepAlive+keepAlive/2 whole seconds, so 1 s would leave no slack) keeps
+// it connected.
+func TestKeepAlive(t *testing.T) {
+	for _, v := range versions {
+		t.Run("v"+v, func(t *testing.T) {
+			t.Parallel()
+			var pings atomic.Int64
+			b := startBroker(t, "127.0.0.1:0", brokerOpts{pings: &pings})
+			td := newTestDevice(t, b.url(), map[string]string{OptMQTTVersion: v, OptKeepAliveSec: "2"})
+			td.start(t)
+			td.host.waitConn(t, proto.Connected, "connected")
+			testutil.Eventually(t, within, "2 PINGREQs", func() bool { return pings.Load() >= 2 })
+			if n := td.host.connects(); n != 1 {
+				t.Errorf("%d CONNECTs, want 1", n)
+			}
+			if c, s := td.host.state(); c != proto.Connected || !strings.HasPrefix(s, "connected") {
+				t.Errorf("after pings: %s %q", c, s)
+			}
+		})
+	}
+}
+
+func TestTimerPinger(t *testing.T) {
+	dev, broker := net.Pipe()
+	defer broker.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	p := &timerPinger{}
+	if err := p.Run(ctx, dev, 1); err != nil {
+		t.Fatal(err)
+	}
+	readPing := func() {
+		t.Helper()
+		b := make([]byte, 2)
+		if _, err := io.ReadFull(broker, b); err != nil || b[0] != 0xC0 || b[1] != 0 {
+			t.Fatalf("read % x, %v; want PINGREQ", b, err)
+		}
+	}
+	readPing()
+	p.PacketReceived()
+	p.PingResp()
+	readPing()
+	// No PINGRESP this time: the pinger gives up and closes the connection.
+	if _, err := broker.Read(make([]byte, 1)); err == nil {
+		t.Fatal("connection still open without PINGRESP")
+	}
+	if !p.timedOut() {
+		t.Error("timedOut() = false")
 	}
 }

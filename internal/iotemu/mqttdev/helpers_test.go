@@ -43,6 +43,7 @@ const within = 10 * time.Second
 type fakeHost struct {
 	params *param.Set
 	fail   atomic.Bool
+	quiet  atomic.Bool // drop log entries
 
 	mu       sync.Mutex
 	logs     []proto.Entry
@@ -84,6 +85,9 @@ func (h *fakeHost) Write(name, value string) error {
 }
 
 func (h *fakeHost) Log(e proto.Entry) {
+	if h.quiet.Load() {
+		return
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.logs = append(h.logs, e)
@@ -123,6 +127,17 @@ func (h *fakeHost) hasEntry(dir, event, optsPart string) bool {
 		}
 	}
 	return false
+}
+
+// connects counts the CONNECTs the device sent.
+func (h *fakeHost) connects() int {
+	n := 0
+	for _, e := range h.entries() {
+		if e.Event == evConnect {
+			n++
+		}
+	}
+	return n
 }
 
 func (h *fakeHost) freeze(name string) {
@@ -337,15 +352,16 @@ type broker struct {
 }
 
 type brokerOpts struct {
-	user, pass string      // when set, only this pair is admitted
-	tls        *tls.Config // when set, the listener is TLS
+	user, pass string        // when set, only this pair is admitted
+	tls        *tls.Config   // when set, the listener is TLS
+	pings      *atomic.Int64 // when set, counts PINGREQs received
 }
 
 // startBroker starts a mochi broker on addr ("127.0.0.1:0" for any port).
 func startBroker(t *testing.T, addr string, o brokerOpts) *broker {
 	t.Helper()
 	srv := mochi.New(&mochi.Options{Logger: slog.New(slog.DiscardHandler)})
-	if err := srv.AddHook(&authHook{user: o.user, pass: o.pass}, nil); err != nil {
+	if err := srv.AddHook(&authHook{user: o.user, pass: o.pass, pings: o.pings}, nil); err != nil {
 		t.Fatal(err)
 	}
 	l := listeners.NewTCP(listeners.Config{ID: "t", Address: addr, TLSConfig: o.tls})
@@ -373,12 +389,20 @@ func (b *broker) close() {
 type authHook struct {
 	mochi.HookBase
 	user, pass string
+	pings      *atomic.Int64
 }
 
 func (*authHook) ID() string { return "test-auth" }
 
-func (*authHook) Provides(b byte) bool {
-	return b == mochi.OnConnectAuthenticate || b == mochi.OnACLCheck
+func (h *authHook) Provides(b byte) bool {
+	return b == mochi.OnConnectAuthenticate || b == mochi.OnACLCheck || (b == mochi.OnPacketRead && h.pings != nil)
+}
+
+func (h *authHook) OnPacketRead(_ *mochi.Client, pk packets.Packet) (packets.Packet, error) {
+	if pk.FixedHeader.Type == packets.Pingreq {
+		h.pings.Add(1)
+	}
+	return pk, nil
 }
 
 func (h *authHook) OnConnectAuthenticate(_ *mochi.Client, pk packets.Packet) bool {
