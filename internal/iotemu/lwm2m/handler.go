@@ -51,8 +51,8 @@ func (d *device) handle(w *writer, r *pool.Message) {
 		}
 		return
 	}
-	if r.Code() < codes.GET || r.Code() > codes.DELETE {
-		return
+	if r.Code() < codes.GET || r.Code() >= codes.Created {
+		return // not a request
 	}
 	p, perr := r.Options().Path()
 	event := eventOf(r)
@@ -68,6 +68,10 @@ func (d *device) handle(w *writer, r *pool.Message) {
 	case d.host.FailResponse():
 		// The emulator's failResponse switch: every server request fails.
 		a = fail(codes.InternalServerError)
+	case r.Code() > codes.DELETE:
+		// FETCH and iPATCH (LwM2M 1.1 composite operations) and other
+		// methods the stack does not implement.
+		a = fail(codes.MethodNotAllowed)
 	case perr != nil || err != nil:
 		a = fail(codes.BadRequest)
 	default:
@@ -96,8 +100,10 @@ func eventOf(r *pool.Message) string {
 		return "WRITE"
 	case codes.POST:
 		return "EXECUTE"
+	case codes.DELETE:
+		return "DELETE"
 	}
-	return "DELETE"
+	return "REQUEST"
 }
 
 func (d *device) respond(w *writer, event string, a answer) {

@@ -466,8 +466,9 @@ func queryParams(qs []string, allowed []string, report func(string, ...any)) (ma
 var bindings10 = map[string]bool{"U": true, "UQ": true, "S": true, "SQ": true, "US": true, "UQS": true}
 
 // validBinding checks b against the version: 1.0 lists the combinations
-// of U, S and Q (Core 1.0 §5.3.1.1); 1.1 and 1.2 take each of U, T, S, N
-// at most once, with queue mode as the separate Q parameter.
+// of U, S and Q (Core 1.0 §5.3.1.1); 1.1 takes each of U, T, S, N at most
+// once, with queue mode as the separate Q parameter, and 1.2 adds M (MQTT)
+// and H (HTTP).
 func validBinding(version, b string) bool {
 	if version == "1.0" {
 		return bindings10[b]
@@ -475,9 +476,13 @@ func validBinding(version, b string) bool {
 	if b == "" {
 		return false
 	}
+	letters := "UTSN"
+	if version == "1.2" {
+		letters += "MH"
+	}
 	seen := map[rune]bool{}
 	for _, c := range b {
-		if !strings.ContainsRune("UTSN", c) || seen[c] {
+		if !strings.ContainsRune(letters, c) || seen[c] {
 			return false
 		}
 		seen[c] = true
@@ -552,7 +557,9 @@ func (s *Server) register(w *writer, r *pool.Message, body []byte) {
 	var found []string
 	report := func(f string, args ...any) { found = append(found, fmt.Sprintf(f, args...)) }
 	qs, _ := r.Queries()
-	vals, hasValue := queryParams(qs, []string{"ep", "lt", "lwm2m", "b", "sms", "Q"}, report)
+	// pid (profile id, 1.2) is accepted whatever the version: the
+	// version is itself one of the parameters.
+	vals, hasValue := queryParams(qs, []string{"ep", "lt", "lwm2m", "b", "sms", "Q", "pid"}, report)
 	ep := vals["ep"]
 	if ep == "" {
 		report("missing ep")
@@ -662,7 +669,7 @@ func (s *Server) update(w *writer, r *pool.Message, id string, body []byte) {
 	var found []string
 	report := func(f string, args ...any) { found = append(found, fmt.Sprintf(f, args...)) }
 	qs, _ := r.Queries()
-	vals, hasValue := queryParams(qs, []string{"lt", "b", "sms", "Q"}, report)
+	vals, hasValue := queryParams(qs, []string{"lt", "b", "sms", "Q", "pid"}, report)
 	lt := reg.Lifetime
 	if v, ok := vals["lt"]; ok {
 		n, err := strconv.Atoi(v)
