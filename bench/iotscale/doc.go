@@ -7,5 +7,6 @@
 //	go test ./bench/iotscale -run '^$' -bench MQTT -benchtime 1x -timeout 30m
 //
 // CPESUITE_BENCH_DEVICES (default 10000) and CPESUITE_BENCH_STEADY (default
-// 60s) change the device count and the steady-state window.
+// 60s) change the device count and the steady-state window,
+// CPESUITE_BENCH_CONCURRENT (default 100) the concurrentClients setting.
 package iotscale

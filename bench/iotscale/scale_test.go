@@ -82,7 +82,7 @@ func newEmulator(b *testing.B, protocol string, opts map[string]string, settings
 		b.Fatal(err)
 	}
 	settings["clientsCount"] = n
-	settings["concurrentClients"] = 500
+	settings["concurrentClients"] = envInt("CPESUITE_BENCH_CONCURRENT", 100)
 	// Logging and history off: the figures are the protocol stacks' cost.
 	settings["loggingEnabled"] = false
 	settings["guiRenderingType"] = "OFF"
