@@ -118,7 +118,7 @@ func (e *Emulator) Heartbeat(ctx context.Context, id string) (int, error) {
 		}
 		if err := drv.Heartbeat(ctx); err != nil {
 			if id != "" {
-				return n, apperr.New(apperr.ErrUnprocessable, "HEARTBEAT_FAILED", "device %s: %v", id, err)
+				return n, apperr.New(apperr.ErrUnprocessable, codeHeartbeatFailed, "device %s: %v", id, err)
 			}
 			e.log.Debug("heartbeat failed", "device", d.id, "error", err.Error())
 			continue
@@ -141,6 +141,7 @@ func (e *Emulator) newFromTemplateLocked(t Template, own bool) (*device, error) 
 	if err := t.normalize(p); err != nil {
 		return nil, err
 	}
+	t.Protocol = p.Name()
 	s, err := t.resolve(e.st.Settings, e.available(), e.cfg.MaxDevices)
 	if err != nil {
 		return nil, err
@@ -202,10 +203,11 @@ func (e *Emulator) StartNew(ctx context.Context, t Template) (DeviceEntry, error
 	if err := t.normalize(d.proto); err != nil {
 		return DeviceEntry{}, err
 	}
-	if err := d.start(ctx); err != nil {
-		return DeviceEntry{}, apperr.Invalid(codeStartFailed, "device %s could not be started: %v", t.ClientID, err)
-	}
-	e.addLocked(d)
+	// The stored template names its protocol so that masking and a later
+	// start do not depend on the protocol selected then.
+	t.Protocol = d.proto.Name()
+	// Stored first: a device that runs but could not be stored would be
+	// lost at the next restart while the caller was told it failed.
 	old, had := e.stored[t.ClientID]
 	e.stored[t.ClientID] = t
 	if err := e.saveStoredLocked(); err != nil {
@@ -214,8 +216,12 @@ func (e *Emulator) StartNew(ctx context.Context, t Template) (DeviceEntry, error
 		} else {
 			delete(e.stored, t.ClientID)
 		}
-		return d.entry(), err
+		return DeviceEntry{}, err
 	}
+	if err := d.start(ctx); err != nil {
+		return DeviceEntry{}, apperr.Invalid(codeStartFailed, "device %s could not be started: %v", t.ClientID, err)
+	}
+	e.addLocked(d)
 	return d.entry(), nil
 }
 
@@ -403,7 +409,7 @@ func (e *Emulator) action(ctx context.Context, id string, pick func(proto.Device
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	if err := fn(ctx); err != nil {
-		return apperr.New(apperr.ErrUnprocessable, "ACTION_FAILED", "device %s: %v", id, err)
+		return apperr.New(apperr.ErrUnprocessable, codeActionFailed, "device %s: %v", id, err)
 	}
 	return nil
 }
@@ -444,9 +450,14 @@ func (e *Emulator) LwM2MDeregister(ctx context.Context) (DeregisterResult, error
 		}
 		_ = d.stop(ctx)
 		e.mu.Lock()
-		// A deregistered session device may be restarted by POST /api/start.
+		// A deregistered session device may be restarted by POST /api/start;
+		// the waves still starting are called off.
 		if !d.own {
 			e.started = false
+			if e.cancelStart != nil {
+				e.cancelStart()
+				e.cancelStart = nil
+			}
 		}
 		e.mu.Unlock()
 	}

@@ -293,3 +293,32 @@ func TestSnapshot(t *testing.T) {
 		t.Fatalf("Temperature after load %q", v)
 	}
 }
+
+// TestStoredMaskingAfterProtocolSwitch: a template keeps its protocol, so
+// its secret options stay masked after the global protocol changes.
+func TestStoredMaskingAfterProtocolSwitch(t *testing.T) {
+	e := startEmu(t, testConfig(t))
+	e.do("POST", "/api/protocol/MQTT", nil).must(t, 204)
+	e.do("POST", "/api/config", map[string]any{"serverPort": 1}).must(t, 200)
+	e.do("POST", "/api/devices/startNew", map[string]any{"clientId": "m1", "protocolOptions": map[string]string{"password": "pw"}}).must(t, 201)
+	e.do("POST", "/api/protocol/LWM2M", nil).must(t, 204)
+	r := e.do("GET", "/api/storedDevices", nil).must(t, 200)
+	if strings.Contains(string(r.body), `"pw"`) {
+		t.Fatalf("secret option in clear after a protocol switch: %s", r.body)
+	}
+}
+
+// TestSnapshotWithStandaloneDevice: a snapshot holding a standalone device
+// loads while that device still runs.
+func TestSnapshotWithStandaloneDevice(t *testing.T) {
+	e := startEmu(t, testConfig(t))
+	e.useCoAP(1)
+	e.do("POST", "/api/devices/startNew", map[string]any{"clientId": "solo"}).must(t, 201)
+	e.do("POST", "/api/init", nil).must(t, 204)
+	e.do("POST", "/api/snapshot/save", nil).must(t, 204)
+	e.do("POST", "/api/stop", nil).must(t, 204)
+	e.do("POST", "/api/snapshot/load", nil).must(t, 204)
+	if n := len(e.entries()); n != 2 {
+		t.Fatalf("%d devices after load, want 2", n)
+	}
+}

@@ -379,6 +379,9 @@ func (e *Emulator) Start(ctx context.Context) error {
 		}
 	}
 	bg, cancel := context.WithCancel(context.Background())
+	if e.cancelStart != nil {
+		e.cancelStart()
+	}
 	e.cancelStart = cancel
 	e.started = true
 	s := e.st.Settings

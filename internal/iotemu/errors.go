@@ -25,8 +25,11 @@ const (
 	codeAutoupdateFailed     = "AUTOUPDATE_FAILED"
 	codeDeviceStopFailed     = "DEVICE_STOP_FAILED"
 	codeSnapshotNotFound     = "SNAPSHOT_NOT_FOUND"
-	codeStoredNotFound       = "STORED_DEVICE_NOT_FOUND"
-	codeInternal             = "INTERNAL_ERROR"
+	// Not in the spec's list: a protocol action the stack could not carry
+	// out (422, "request accepted but the operation failed").
+	codeHeartbeatFailed = "HEARTBEAT_FAILED"
+	codeActionFailed    = "ACTION_FAILED"
+	codeInternal        = "INTERNAL_ERROR"
 )
 
 func badRequest(format string, args ...any) error {

@@ -42,7 +42,9 @@ func (e *Emulator) SetAutoupdate(id, name string, c autoupdate.Config) error {
 	}
 	// Field checks first (400 BAD_REQUEST); a valid config the parameter's
 	// type cannot take is AUTOUPDATE_FAILED.
-	if err := c.Validate(param.Float); err != nil && c.Dataset == "" {
+	fields := c
+	fields.Dataset = ""
+	if err := fields.Validate(param.Float); err != nil {
 		return badRequest("%v", err)
 	}
 	if err := c.Validate(p.Type); err != nil {
@@ -204,7 +206,8 @@ func (e *Emulator) LoadSnapshot() (int, error) {
 	devs := make([]*device, 0, len(s.Devices))
 	for _, sd := range s.Devices {
 		if d, ok := e.devices[sd.ClientID]; ok && d.own {
-			return 0, badRequest("client id %s of the snapshot is taken by a device started on its own", sd.ClientID)
+			// A device started on its own was saved too; it is still here.
+			continue
 		}
 		t := Template{ClientID: sd.ClientID, Protocol: sd.Protocol, SerialNumber: sd.SerialNumber,
 			Manufacturer: sd.Manufacturer, ModelName: sd.ModelName, ClientPort: sd.ClientPort, Parameters: sd.Parameters}

@@ -83,8 +83,17 @@ func (t Template) masked(p proto.Protocol) Template {
 	}
 	if p != nil {
 		t.ProtocolOptions = maskOptionMap(p, t.ProtocolOptions)
-	} else {
-		t.ProtocolOptions = maps.Clone(t.ProtocolOptions)
+	} else if len(t.ProtocolOptions) > 0 {
+		// A protocol not loaded here: which options are secret is unknown,
+		// so every value is masked.
+		m := make(map[string]string, len(t.ProtocolOptions))
+		for k, v := range t.ProtocolOptions {
+			m[k] = v
+			if v != "" {
+				m[k] = mask
+			}
+		}
+		t.ProtocolOptions = m
 	}
 	t.Parameters = maps.Clone(t.Parameters)
 	return t
@@ -148,11 +157,7 @@ func (e *Emulator) StoredDevices() []Template {
 	defer e.mu.Unlock()
 	out := make([]Template, 0, len(e.stored))
 	for _, t := range e.stored {
-		p := e.protos[strings.ToUpper(t.Protocol)]
-		if t.Protocol == "" {
-			p = e.protos[e.st.Settings.Protocol]
-		}
-		out = append(out, t.masked(p))
+		out = append(out, t.masked(e.protos[strings.ToUpper(t.Protocol)]))
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].ClientID < out[j].ClientID })
 	return out
