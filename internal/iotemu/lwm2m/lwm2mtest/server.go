@@ -6,7 +6,9 @@
 //
 // It keeps registrations in maps under one mutex and starts no goroutine
 // per client of its own; with plain CoAP go-coap holds a connection (and
-// its message goroutine) only while a peer is active.
+// its message goroutine) only while a peer is active (WithIdleTimeout).
+// Notifications are matched by token in the server's own map, so they
+// reach their observer whichever go-coap connection carries them.
 package lwm2mtest
 
 import (
@@ -55,6 +57,7 @@ type config struct {
 	clientCAs *x509.CertPool
 	kindOf    codec.KindOf
 	timeout   time.Duration
+	idle      time.Duration
 }
 
 // Option configures a Server.
@@ -81,6 +84,15 @@ func WithListenAddr(addr string) Option {
 // WithKindOf gives ReadRecords the resource types TLV and text need.
 func WithKindOf(k codec.KindOf) Option {
 	return func(c *config) { c.kindOf = k }
+}
+
+// WithIdleTimeout sets how long go-coap keeps the state (and message
+// goroutine) of a plain-CoAP peer that sends nothing (default 2 s). Short,
+// so that thousands of clients updating every few seconds do not each hold
+// a goroutine and 247 s of cached answers; the registrations live in the
+// server's maps regardless, and requests to a client open a new state.
+func WithIdleTimeout(d time.Duration) Option {
+	return func(c *config) { c.idle = d }
 }
 
 // WithTimeout bounds the server's own requests (default 5 s).
@@ -165,7 +177,7 @@ type Server struct {
 func New(t testing.TB, opts ...Option) *Server {
 	t.Helper()
 	s := &Server{
-		cfg:         config{timeout: 5 * time.Second, addr: "127.0.0.1:0"},
+		cfg:         config{timeout: 5 * time.Second, idle: 2 * time.Second, addr: "127.0.0.1:0"},
 		regs:        map[string]*Registration{},
 		byID:        map[string]*Registration{},
 		registers:   map[string]int{},
@@ -185,7 +197,9 @@ func New(t testing.TB, opts ...Option) *Server {
 			t.Fatalf("lwm2mtest: listen: %v", err)
 		}
 		s.addr = l.LocalAddr().(*net.UDPAddr)
-		s.udp = udp.NewServer(options.WithHandlerFunc(s.handle), options.WithRequestMonitor(s.monitor), errs)
+		s.udp = udp.NewServer(options.WithHandlerFunc(s.handle), options.WithRequestMonitor(s.monitor), errs,
+			options.WithInactivityMonitor(s.cfg.idle, func(cc *udpclient.Conn) { _ = cc.Close() }),
+			options.WithPeriodicRunner(everySecond))
 		go func() { _ = s.udp.Serve(l) }()
 		t.Cleanup(func() { s.udp.Stop() })
 		return s
@@ -231,6 +245,21 @@ func (s *Server) Close() {
 	} else {
 		s.dtls.Stop()
 	}
+}
+
+// everySecond runs go-coap's housekeeping (retransmissions, idle
+// connections) every second instead of its default four: an idle peer is
+// released within the idle time-out plus two rounds.
+func everySecond(f func(time.Time) bool) {
+	go func() {
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for now := range t.C {
+			if !f(now) {
+				return
+			}
+		}
+	}()
 }
 
 // Addr is the server's UDP address.
