@@ -3,6 +3,7 @@ package lwm2m
 import (
 	"bufio"
 	"context"
+	"encoding/hex"
 	"fmt"
 	"net"
 	"os"
@@ -26,7 +27,11 @@ func TestHelperServer(t *testing.T) {
 	if os.Getenv("LWM2M_HELPER_SERVER") != "1" {
 		t.Skip("helper process for TestHeapPerDevice")
 	}
-	srv := lwm2mtest.New(t)
+	var opts []lwm2mtest.Option
+	if os.Getenv("LWM2M_HEAP_DTLS") != "" {
+		opts = append(opts, lwm2mtest.WithPSK(map[string][]byte{"heap": pskKey}))
+	}
+	srv := lwm2mtest.New(t, opts...)
 	fmt.Printf("ADDR %s\n", srv.Addr())
 	_, _ = bufio.NewReader(os.Stdin).ReadString('\n')
 	if v := srv.Violations(); len(v) > 0 {
@@ -75,8 +80,8 @@ func helperServer(t *testing.T) *net.UDPAddr {
 
 // TestHeapPerDevice measures the heap and goroutines each running,
 // registered device costs, with the server in another process. It runs
-// only when LWM2M_HEAP_DEVICES is set (e.g. 1000); run it without -race,
-// which inflates both:
+// only when LWM2M_HEAP_DEVICES is set (e.g. 1000), over DTLS-PSK when
+// LWM2M_HEAP_DTLS is set too; run it without -race, which inflates both:
 //
 //	LWM2M_HEAP_DEVICES=1000 go test -run TestHeapPerDevice -v ./internal/iotemu/lwm2m/
 func TestHeapPerDevice(t *testing.T) {
@@ -93,6 +98,9 @@ func TestHeapPerDevice(t *testing.T) {
 		cfg := proto.Config{
 			ClientID: fmt.Sprintf("heap-%d", i), SerialNumber: strconv.Itoa(i), Manufacturer: "Acme", ModelName: "M1",
 			ServerIP: addr.IP.String(), ServerPort: addr.Port, ClientIP: "127.0.0.1", SecurityMode: proto.SecurityNone, Options: opts,
+		}
+		if os.Getenv("LWM2M_HEAP_DTLS") != "" {
+			cfg.SecurityMode, cfg.PSKID, cfg.PSKKey = proto.SecurityPSK, "heap", hex.EncodeToString(pskKey)
 		}
 		hosts[i] = newFakeHost(p.Params(cfg))
 		d, err := p.New(cfg, hosts[i])
