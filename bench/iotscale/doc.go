@@ -4,7 +4,7 @@
 // Go benchmarks (see BENCHMARKS.md for the command lines):
 //
 //	go test ./bench/iotscale -run '^$' -bench LwM2M -benchtime 1x -timeout 30m
-//	go test ./bench/iotscale -run '^$' -bench MQTT -benchtime 1x -timeout 30m
+//	go test ./bench/iotscale -run '^$' -bench 'MQTT(5)?Devices' -benchtime 1x -timeout 30m
 //
 // CPESUITE_BENCH_DEVICES (default 10000) and CPESUITE_BENCH_STEADY (default
 // 60s) change the device count and the steady-state window,

@@ -40,12 +40,13 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-func heap() uint64 {
+// heap returns live heap and goroutine stack bytes after a full GC.
+func heap() (uint64, uint64) {
 	runtime.GC()
 	runtime.GC()
 	var m runtime.MemStats
 	runtime.ReadMemStats(&m)
-	return m.HeapAlloc
+	return m.HeapAlloc, m.StackInuse
 }
 
 func raw(m map[string]any) map[string]json.RawMessage {
@@ -62,6 +63,7 @@ type run struct {
 	e   *iotemu.Emulator
 	n   int
 	h0  uint64
+	s0  uint64
 	g0  int
 	reg time.Duration
 }
@@ -89,7 +91,9 @@ func newEmulator(b *testing.B, protocol string, opts map[string]string, settings
 	if err := e.Configure(raw(settings)); err != nil {
 		b.Fatal(err)
 	}
-	return &run{b: b, e: e, n: n, h0: heap(), g0: runtime.NumGoroutine()}
+	r := &run{b: b, e: e, n: n, g0: runtime.NumGoroutine()}
+	r.h0, r.s0 = heap()
+	return r
 }
 
 // startAll initialises, starts and waits for every device to be CONNECTED.
@@ -127,16 +131,17 @@ func (r *run) steady(window time.Duration, count func() int) {
 	c0, n0, t0 := cpuTime(), count(), time.Now()
 	time.Sleep(window)
 	c1, n1, el := cpuTime(), count(), time.Since(t0)
-	h1 := heap()
+	h1, s1 := heap()
 	g1 := runtime.NumGoroutine()
+	r.b.ReportMetric(float64(s1-r.s0)/float64(r.n)/1024, "KiB-stack/device")
 	r.b.ReportMetric(float64(r.n), "devices")
 	r.b.ReportMetric(float64(r.n)/r.reg.Seconds(), "connects/s")
 	r.b.ReportMetric(float64(h1-r.h0)/float64(r.n)/1024, "KiB-heap/device")
 	r.b.ReportMetric(float64(g1-r.g0)/float64(r.n), "goroutines/device")
 	r.b.ReportMetric(float64(c1-c0)/float64(el)*100, "%CPU-steady")
 	r.b.ReportMetric(float64(n1-n0)/el.Seconds(), "msgs/s")
-	fmt.Fprintf(os.Stderr, "devices=%d connect=%v heap/device=%.1f KiB goroutines/device=%.2f cpu=%.1f%% msgs/s=%.0f\n",
-		r.n, r.reg.Round(time.Millisecond), float64(h1-r.h0)/float64(r.n)/1024, float64(g1-r.g0)/float64(r.n),
+	fmt.Fprintf(os.Stderr, "devices=%d connect=%v heap/device=%.1f KiB stack/device=%.1f KiB goroutines/device=%.2f cpu=%.1f%% msgs/s=%.0f\n",
+		r.n, r.reg.Round(time.Millisecond), float64(h1-r.h0)/float64(r.n)/1024, float64(s1-r.s0)/float64(r.n)/1024, float64(g1-r.g0)/float64(r.n),
 		float64(c1-c0)/float64(el)*100, float64(n1-n0)/el.Seconds())
 }
 
@@ -164,7 +169,12 @@ func BenchmarkLwM2MDevices(b *testing.B) {
 
 // BenchmarkMQTTDevices connects n MQTT 3.1.1 devices to the local
 // Mosquitto, each publishing telemetry every 10 s.
-func BenchmarkMQTTDevices(b *testing.B) {
+func BenchmarkMQTTDevices(b *testing.B) { benchMQTT(b, "3.1.1") }
+
+// BenchmarkMQTT5Devices is the same with MQTT 5 devices.
+func BenchmarkMQTT5Devices(b *testing.B) { benchMQTT(b, "5") }
+
+func benchMQTT(b *testing.B, version string) {
 	url := testutil.RequireMosquitto(b)
 	port := 1883
 	if i := strings.LastIndex(url, ":"); i > 0 {
@@ -182,7 +192,7 @@ func BenchmarkMQTTDevices(b *testing.B) {
 		if tok := c.Subscribe(prefix+"/+/telemetry", 0, func(paho.Client, paho.Message) { got.Add(1) }); !tok.WaitTimeout(10*time.Second) || tok.Error() != nil {
 			b.Fatalf("counter subscribe: %v", tok.Error())
 		}
-		r := newEmulator(b, "MQTT", map[string]string{"publishPeriodSec": "10", "qos": "0", "topicPrefix": prefix},
+		r := newEmulator(b, "MQTT", map[string]string{"publishPeriodSec": "10", "qos": "0", "topicPrefix": prefix, "mqttVersion": version},
 			map[string]any{"serverIp": "127.0.0.1", "serverPort": port, "clientId": "bench-mq"})
 		r.startAll()
 		r.steady(envDur("CPESUITE_BENCH_STEADY", 60*time.Second), func() int { return int(got.Load()) })
