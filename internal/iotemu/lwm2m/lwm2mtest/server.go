@@ -192,11 +192,20 @@ func New(t testing.TB, opts ...Option) *Server {
 	}
 	errs := options.WithErrors(func(error) {})
 	if s.cfg.psk == nil && s.cfg.cert == nil {
-		l, err := coapnet.NewListenUDP("udp", s.cfg.addr)
+		la, err := net.ResolveUDPAddr("udp", s.cfg.addr)
+		if err != nil {
+			t.Fatalf("lwm2mtest: %v", err)
+		}
+		uc, err := net.ListenUDP("udp", la)
 		if err != nil {
 			t.Fatalf("lwm2mtest: listen: %v", err)
 		}
-		s.addr = l.LocalAddr().(*net.UDPAddr)
+		// Thousands of clients updating at once overflow the default
+		// receive buffer and then wait a retransmission; the kernel caps
+		// the size at net.core.rmem_max, so this is best effort.
+		_ = uc.SetReadBuffer(4 << 20)
+		l := coapnet.NewUDPConn("udp", uc)
+		s.addr = uc.LocalAddr().(*net.UDPAddr)
 		s.udp = udp.NewServer(options.WithHandlerFunc(s.handle), options.WithRequestMonitor(s.monitor), errs,
 			options.WithInactivityMonitor(s.cfg.idle, func(cc *udpclient.Conn) { _ = cc.Close() }),
 			options.WithPeriodicRunner(everySecond))
