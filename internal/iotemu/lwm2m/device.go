@@ -123,7 +123,9 @@ func (d *device) start(ctx context.Context) error {
 	}
 	d.op.Lock()
 	defer d.op.Unlock()
-	d.register(ctx, gen)
+	// A failed Register is reported through the host and retried; Start
+	// itself succeeded.
+	_ = d.register(ctx, gen)
 	return nil
 }
 
