@@ -12,7 +12,6 @@ import (
 	"time"
 
 	piondtls "github.com/pion/dtls/v3"
-	"github.com/plgd-dev/go-coap/v3/dtls"
 	"github.com/plgd-dev/go-coap/v3/message"
 	"github.com/plgd-dev/go-coap/v3/message/codes"
 	"github.com/plgd-dev/go-coap/v3/message/pool"
@@ -38,11 +37,13 @@ func dialUDP(t *testing.T, d *Device) *udpClient.Conn {
 
 func dialPSK(t *testing.T, d *Device, id string, key []byte) *udpClient.Conn {
 	t.Helper()
-	c, err := dtls.Dial(d.Addr().String(), dtls.NewDTLSClientOptions(
+	ctx, cancel := context.WithTimeout(context.Background(), reqTimeout)
+	defer cancel()
+	c, err := dialDTLS(ctx, d, []piondtls.ClientOption{
 		piondtls.WithPSK(func([]byte) ([]byte, error) { return key, nil }),
 		piondtls.WithPSKIdentityHint([]byte(id)),
 		piondtls.WithCipherSuites(piondtls.TLS_PSK_WITH_AES_128_CCM_8),
-	))
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
