@@ -11,6 +11,7 @@ import (
 	"os"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	piondtls "github.com/pion/dtls/v3"
@@ -65,8 +66,11 @@ type Device struct {
 	ackTimeout  time.Duration
 	idleTimeout time.Duration
 
-	mu  sync.Mutex // serialises Start and Stop
-	srv *server    // nil while stopped
+	mu sync.Mutex // serialises Start and Stop
+	// srv is the running server, nil while stopped. It is read without mu
+	// so that Changed, Heartbeat and Addr never wait for a Start or Stop
+	// in progress.
+	srv atomic.Pointer[server]
 }
 
 // Addr is the address the device serves on, nil while it is stopped.
@@ -77,18 +81,14 @@ func (d *Device) Addr() net.Addr {
 	return nil
 }
 
-func (d *Device) current() *server {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.srv
-}
+func (d *Device) current() *server { return d.srv.Load() }
 
 // Start binds the device's socket and serves CoAP until Stop. Starting a
 // running device is a no-op.
 func (d *Device) Start(ctx context.Context) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.srv != nil {
+	if d.srv.Load() != nil {
 		return nil
 	}
 	if err := ctx.Err(); err != nil {
@@ -99,7 +99,7 @@ func (d *Device) Start(ctx context.Context) error {
 		d.host.SetStatus("start failed: " + err.Error())
 		return err
 	}
-	d.srv = s
+	d.srv.Store(s)
 	d.proto.register(d.cfg.ClientID, d)
 	d.host.SetConnection(proto.Unknown)
 	d.host.SetStatus(fmt.Sprintf("serving %s://%s", s.scheme, s.addr))
@@ -112,11 +112,10 @@ func (d *Device) Stop(ctx context.Context) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.host.SetConnection(proto.Unknown)
-	if d.srv == nil {
+	s := d.srv.Swap(nil)
+	if s == nil {
 		return nil
 	}
-	s := d.srv
-	d.srv = nil
 	d.proto.unregister(d.cfg.ClientID, d)
 	err := s.close(ctx)
 	d.host.SetStatus("stopped")
