@@ -140,8 +140,8 @@ func TestLibcoapObserve(t *testing.T) {
 	var out testutil.SyncBuffer
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	// Observe for 4 s, then coap-client deregisters and exits on its own.
-	cmd := exec.CommandContext(ctx, bin, "-v", "6", "-s", "4", "-B", "10", "coap://"+d.Addr().String()+"/params/Temperature")
+	// Observe for 5 s, then coap-client deregisters and exits on its own.
+	cmd := exec.CommandContext(ctx, bin, "-v", "6", "-s", "5", "-B", "10", "coap://"+d.Addr().String()+"/params/Temperature")
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
