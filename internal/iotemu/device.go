@@ -237,12 +237,6 @@ func (d *device) ruleDevice() rule.Device {
 	return rule.Device{ClientID: d.id, SerialNumber: d.serial, Protocol: d.proto.Name(), Params: vals, Frozen: fr}
 }
 
-func (d *device) isFrozen(name string) bool {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.frozen[name]
-}
-
 func (d *device) historyOf(name string) []histEntry {
 	d.mu.Lock()
 	defer d.mu.Unlock()
