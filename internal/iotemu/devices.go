@@ -3,6 +3,9 @@ package iotemu
 import (
 	"context"
 	"errors"
+	"slices"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"cpesuite/internal/iotemu/param"
@@ -108,7 +111,33 @@ func (e *Emulator) Heartbeat(ctx context.Context, id string) (int, error) {
 		}
 		ds = []*device{d}
 	}
-	n := 0
+	if id != "" {
+		if err := ds[0].drv.Heartbeat(ctx); err != nil {
+			return 0, apperr.New(apperr.ErrUnprocessable, codeHeartbeatFailed, "device %s: %v", id, err)
+		}
+		return 1, nil
+	}
+	n := forEachRunning(ds, func(d *device, drv proto.Device) bool {
+		if err := drv.Heartbeat(ctx); err != nil {
+			e.log.Debug("heartbeat failed", "device", d.id, "error", err.Error())
+			return false
+		}
+		return true
+	})
+	return n, nil
+}
+
+// fanOut bounds how many devices one API call drives at once: a server
+// that does not answer costs each device its request time-out, which must
+// not add up over thousands of devices.
+const fanOut = 64
+
+// forEachRunning calls fn for every running device of ds, fanOut at a time,
+// and returns how many calls reported true.
+func forEachRunning(ds []*device, fn func(*device, proto.Device) bool) int {
+	var n atomic.Int64
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, fanOut)
 	for _, d := range ds {
 		d.mu.Lock()
 		running, drv := d.running, d.drv
@@ -116,16 +145,17 @@ func (e *Emulator) Heartbeat(ctx context.Context, id string) (int, error) {
 		if !running {
 			continue
 		}
-		if err := drv.Heartbeat(ctx); err != nil {
-			if id != "" {
-				return n, apperr.New(apperr.ErrUnprocessable, codeHeartbeatFailed, "device %s: %v", id, err)
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			if fn(d, drv) {
+				n.Add(1)
 			}
-			e.log.Debug("heartbeat failed", "device", d.id, "error", err.Error())
-			continue
-		}
-		n++
+		}()
 	}
-	return n, nil
+	wg.Wait()
+	return int(n.Load())
 }
 
 // newFromTemplateLocked creates (not starts) a device from a template.
@@ -439,19 +469,22 @@ func (e *Emulator) LwM2MDeregister(ctx context.Context) (DeregisterResult, error
 		return DeregisterResult{}, apperr.Conflict(codeNotStarted, "no LWM2M device is running")
 	}
 	res := DeregisterResult{Deregistered: []string{}}
-	for _, d := range ds {
-		d.mu.Lock()
-		drv := d.drv
-		d.mu.Unlock()
+	var mu sync.Mutex
+	forEachRunning(ds, func(d *device, drv proto.Device) bool {
 		if dr, ok := drv.(proto.Deregisterer); ok {
 			if was, err := dr.Deregister(ctx); err == nil && was {
+				mu.Lock()
 				res.Deregistered = append(res.Deregistered, d.id)
+				mu.Unlock()
 			}
 		}
 		_ = d.stop(ctx)
-		e.mu.Lock()
-		// A deregistered session device may be restarted by POST /api/start;
-		// the waves still starting are called off.
+		return true
+	})
+	e.mu.Lock()
+	// Deregistered session devices may be restarted by POST /api/start; the
+	// waves still starting are called off.
+	for _, d := range ds {
 		if !d.own {
 			e.started = false
 			if e.cancelStart != nil {
@@ -459,8 +492,9 @@ func (e *Emulator) LwM2MDeregister(ctx context.Context) (DeregisterResult, error
 				e.cancelStart = nil
 			}
 		}
-		e.mu.Unlock()
 	}
+	e.mu.Unlock()
+	slices.Sort(res.Deregistered)
 	res.Count = len(res.Deregistered)
 	return res, nil
 }
@@ -471,16 +505,13 @@ func (e *Emulator) LwM2MUpdate(ctx context.Context) (int, error) {
 	if len(ds) == 0 {
 		return 0, apperr.Conflict(codeNotStarted, "no LWM2M device is running")
 	}
-	n := 0
-	for _, d := range ds {
-		d.mu.Lock()
-		drv := d.drv
-		d.mu.Unlock()
-		if u, ok := drv.(proto.Updater); ok {
-			if was, err := u.Update(ctx); err == nil && was {
-				n++
-			}
+	n := forEachRunning(ds, func(_ *device, drv proto.Device) bool {
+		u, ok := drv.(proto.Updater)
+		if !ok {
+			return false
 		}
-	}
+		was, err := u.Update(ctx)
+		return err == nil && was
+	})
 	return n, nil
 }
