@@ -175,7 +175,7 @@ func TestObserveSequenceNumbers(t *testing.T) {
 	// A change of another parameter is not sent to this observer.
 	d.Changed("Humidity", "99")
 	// Heartbeat sends the current value of the set (not the last Changed).
-	if _, _, err := h.params.Put("Temperature", "7"); err != nil {
+	if _, _, err := h.Params().Put("Temperature", "7"); err != nil {
 		t.Fatal(err)
 	}
 	if err := d.Heartbeat(context.Background()); err != nil {
@@ -200,7 +200,7 @@ func TestObserveSequenceNumbers(t *testing.T) {
 	}
 	if !h.logged("OUT", "NOTIFY", "path=/params/Temperature", "cf=0", "observe=") ||
 		!h.logged("IN", "OBSERVE", "observe=0") || !h.logged("OUT", "OBSERVE", "code=2.05", "observe=") {
-		t.Errorf("log lacks OBSERVE/NOTIFY entries: %+v", h.entries())
+		t.Errorf("log lacks OBSERVE/NOTIFY entries: %+v", h.Entries())
 	}
 
 	if err := obs.Cancel(ctx); err != nil {
@@ -323,7 +323,7 @@ func TestResourcePrefixAndLinkFilter(t *testing.T) {
 
 func TestWrites(t *testing.T) {
 	h := newFakeHost()
-	h.freeze("Humidity")
+	h.Freeze("Humidity")
 	d := startDevice(t, &Protocol{}, proto.Config{}, h)
 	c := dialUDP(t, d)
 	tests := []struct {
@@ -372,7 +372,7 @@ func TestWrites(t *testing.T) {
 				t.Errorf("code = %s (%s), want %s", code, diag, tt.wantCode)
 			}
 			if tt.param != "" {
-				if v := h.params.Value(tt.param); v != tt.want {
+				if v := h.Params().Value(tt.param); v != tt.want {
 					t.Errorf("%s = %q, want %q", tt.param, v, tt.want)
 				}
 			}
@@ -380,7 +380,7 @@ func TestWrites(t *testing.T) {
 	}
 	if !h.logged("IN", "PUT", "path=/params/Temperature", "23.5") || !h.logged("OUT", "PUT", "code=2.04") ||
 		!h.logged("OUT", "PUT", "code=4.05", "path=/params/Humidity") {
-		t.Errorf("log lacks the PUT exchanges: %+v", h.entries())
+		t.Errorf("log lacks the PUT exchanges: %+v", h.Entries())
 	}
 }
 
@@ -388,7 +388,7 @@ func TestFailResponse(t *testing.T) {
 	h := newFakeHost()
 	d := startDevice(t, &Protocol{}, proto.Config{}, h)
 	c := dialUDP(t, d)
-	h.fail.Store(true)
+	h.SetFail(true)
 	tests := []struct {
 		name string
 		do   func(ctx context.Context) (*pool.Message, error)
@@ -414,7 +414,7 @@ func TestFailResponse(t *testing.T) {
 			}
 		})
 	}
-	if v := h.params.Value("Temperature"); v != "21.5" {
+	if v := h.Params().Value("Temperature"); v != "21.5" {
 		t.Errorf("PUT under failResponse wrote %s", v)
 	}
 
@@ -429,7 +429,7 @@ func TestFailResponse(t *testing.T) {
 		}
 	})
 
-	h.fail.Store(false)
+	h.SetFail(false)
 	if code, body := get(t, c, "/params/Temperature", -1); code != "2.05" || body != "21.5" {
 		t.Errorf("after failResponse off: %s %s", code, body)
 	}
@@ -540,7 +540,7 @@ func TestResetEndsObservation(t *testing.T) {
 	raw.send(t, message.Message{Type: message.Reset, Code: codes.Empty, MessageID: m.MessageID})
 	testutil.Eventually(t, 5*time.Second, "the observer to be removed", func() bool { return observers(d) == 0 })
 	if !h.logged("IN", "RESET", "path=/params/Temperature", "token=42") || !h.logged("OUT", "CANCEL", "reset by client") {
-		t.Errorf("log lacks the reset: %+v", h.entries())
+		t.Errorf("log lacks the reset: %+v", h.Entries())
 	}
 }
 
@@ -571,7 +571,7 @@ func TestUnacknowledgedNotificationEndsObservation(t *testing.T) {
 	}
 	testutil.Eventually(t, 5*time.Second, "the observer to be removed", func() bool { return observers(d) == 0 })
 	if !h.logged("OUT", "CANCEL", "not acknowledged") {
-		t.Errorf("log lacks the cancellation: %+v", h.entries())
+		t.Errorf("log lacks the cancellation: %+v", h.Entries())
 	}
 	// Changed must not block even though nobody listens.
 	for range 1000 {

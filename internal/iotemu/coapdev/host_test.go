@@ -2,109 +2,27 @@ package coapdev
 
 import (
 	"context"
-	"fmt"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"cpesuite/internal/iotemu/param"
 	"cpesuite/internal/iotemu/proto"
+	"cpesuite/internal/iotemu/proto/prototest"
 )
 
-// fakeHost is the session's side of a device in tests: a parameter set,
-// a recorded log, the status and connection, and Write with the
-// writability and freezing checks of the real session.
-type fakeHost struct {
-	params *param.Set
-	fail   atomic.Bool
-
-	mu     sync.Mutex
-	log    []proto.Entry
-	status string
-	conn   proto.Connection
-	frozen map[string]bool
-	writes []string // name=value of successful writes
-
-	// onWrite, when set, runs after a successful write (the session calls
-	// Device.Changed there).
-	onWrite func(name, value string)
-}
+// fakeHost is the session's side of a device in tests, with the lookups
+// the tests here need.
+type fakeHost struct{ *prototest.Host }
 
 func newFakeHost() *fakeHost {
-	return &fakeHost{
-		params: param.NewSet(param.Sensor("SN-1", "Acme", "Sensor-9")),
-		frozen: map[string]bool{},
-	}
-}
-
-func (h *fakeHost) Params() *param.Set { return h.params }
-
-func (h *fakeHost) Write(name, value string) error {
-	p, ok := h.params.Get(name)
-	if !ok {
-		return fmt.Errorf("%w %q", param.ErrUnknown, name)
-	}
-	if !p.Writable {
-		return fmt.Errorf("%s: %w", name, proto.ErrReadOnly)
-	}
-	h.mu.Lock()
-	frozen := h.frozen[name]
-	h.mu.Unlock()
-	if frozen {
-		return fmt.Errorf("%s: %w", name, proto.ErrFrozen)
-	}
-	_, stored, err := h.params.Put(name, value)
-	if err != nil {
-		return err
-	}
-	h.mu.Lock()
-	h.writes = append(h.writes, name+"="+stored)
-	cb := h.onWrite
-	h.mu.Unlock()
-	if cb != nil {
-		cb(name, stored)
-	}
-	return nil
-}
-
-func (h *fakeHost) Log(e proto.Entry) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.log = append(h.log, e)
-}
-
-func (h *fakeHost) SetStatus(s string) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.status = s
-}
-
-func (h *fakeHost) SetConnection(c proto.Connection) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.conn = c
-}
-
-func (h *fakeHost) FailResponse() bool { return h.fail.Load() }
-
-func (h *fakeHost) freeze(name string) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.frozen[name] = true
-}
-
-func (h *fakeHost) entries() []proto.Entry {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return append([]proto.Entry(nil), h.log...)
+	return &fakeHost{prototest.NewHost(param.Sensor("SN-1", "Acme", "Sensor-9"))}
 }
 
 // logged reports whether an entry with direction and event has options
 // containing every one of parts.
 func (h *fakeHost) logged(dir, event string, parts ...string) bool {
-	for _, e := range h.entries() {
+	for _, e := range h.Entries() {
 		if e.Direction != dir || e.Event != event {
 			continue
 		}
@@ -123,9 +41,7 @@ func (h *fakeHost) logged(dir, event string, parts ...string) bool {
 }
 
 func (h *fakeHost) getStatus() (string, proto.Connection) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.status, h.conn
+	return h.Status(), h.Connection()
 }
 
 // startDevice creates and starts a device on an ephemeral loopback port

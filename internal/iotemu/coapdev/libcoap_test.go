@@ -51,7 +51,7 @@ func requireBinary(t *testing.T, name string) string {
 func TestLibcoapRequests(t *testing.T) {
 	bin := testutil.RequireCoAPClient(t)
 	h := newFakeHost()
-	h.freeze("Pressure")
+	h.Freeze("Pressure")
 	d := startDevice(t, &Protocol{}, proto.Config{}, h)
 	base := "coap://" + d.Addr().String()
 	tests := []struct {
@@ -99,14 +99,14 @@ func TestLibcoapRequests(t *testing.T) {
 				t.Errorf("coap-client %s\n got: %q\nwant: %q", strings.Join(args, " "), out, tt.want)
 			}
 			if tt.param != "" {
-				if v := h.params.Value(tt.param); v != tt.value {
+				if v := h.Params().Value(tt.param); v != tt.value {
 					t.Errorf("%s = %q, want %q", tt.param, v, tt.value)
 				}
 			}
 		})
 	}
 	if !h.logged("IN", "PUT", "path=/params/Temperature", "23.5") || !h.logged("OUT", "GET", "code=2.05", "cf=40") {
-		t.Errorf("log lacks the exchanges: %+v", h.entries())
+		t.Errorf("log lacks the exchanges: %+v", h.Entries())
 	}
 }
 
@@ -115,7 +115,7 @@ func TestLibcoapFailResponse(t *testing.T) {
 	h := newFakeHost()
 	d := startDevice(t, &Protocol{}, proto.Config{}, h)
 	base := "coap://" + d.Addr().String()
-	h.fail.Store(true)
+	h.SetFail(true)
 	for _, args := range [][]string{
 		{"-m", "get", base + "/params/Temperature"},
 		{"-m", "get", base + "/.well-known/core"},
@@ -125,7 +125,7 @@ func TestLibcoapFailResponse(t *testing.T) {
 			t.Errorf("%v under failResponse: %q", args, out)
 		}
 	}
-	h.fail.Store(false)
+	h.SetFail(false)
 	if out := strings.TrimSpace(coapClient(t, bin, "-B", "5", base+"/params/Temperature")); out != "21.5" {
 		t.Errorf("after failResponse off: %q", out)
 	}
@@ -184,7 +184,7 @@ func TestLibcoapObserve(t *testing.T) {
 	}
 	testutil.Eventually(t, 5*time.Second, "the observation to end", func() bool { return observers(d) == 0 })
 	if !h.logged("IN", "CANCEL", "observe=1") {
-		t.Errorf("no deregistration logged: %+v", h.entries())
+		t.Errorf("no deregistration logged: %+v", h.Entries())
 	}
 }
 
@@ -222,8 +222,8 @@ func TestLibcoapDTLS(t *testing.T) {
 			if out := run(base + "/params/Temperature"); out != "21.5" {
 				t.Errorf("GET over DTLS: %q", out)
 			}
-			if out := run("-m", "put", "-e", "19.5", base+"/params/Temperature"); out != "" || h.params.Value("Temperature") != "19.5" {
-				t.Errorf("PUT over DTLS: %q, Temperature %s", out, h.params.Value("Temperature"))
+			if out := run("-m", "put", "-e", "19.5", base+"/params/Temperature"); out != "" || h.Params().Value("Temperature") != "19.5" {
+				t.Errorf("PUT over DTLS: %q, Temperature %s", out, h.Params().Value("Temperature"))
 			}
 			if out := run("-A", "50", base+"/params/Temperature"); !strings.Contains(out, `"value":"19.5"`) {
 				t.Errorf("GET json over DTLS: %q", out)

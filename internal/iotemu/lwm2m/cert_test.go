@@ -125,8 +125,8 @@ func TestDTLSCertificates(t *testing.T) {
 	})
 	td.startRegistered(t)
 	ctx := ctxT(t)
-	if td.host.params.Value("Security.0.SecurityMode") != "2" {
-		t.Errorf("security mode %s", td.host.params.Value("Security.0.SecurityMode"))
+	if td.host.Params().Value("Security.0.SecurityMode") != "2" {
+		t.Errorf("security mode %s", td.host.Params().Value("Security.0.SecurityMode"))
 	}
 	if _, body, err := srv.Read(ctx, td.ep, "/3/0/0", codec.FormatText); err != nil || string(body) != "Acme" {
 		t.Fatalf("read %q %v", body, err)
@@ -165,8 +165,8 @@ func TestDTLSCertificateRejected(t *testing.T) {
 			if err := td.Start(ctxT(t)); err != nil {
 				t.Fatal(err)
 			}
-			if td.host.connection() != proto.Disconnected || !strings.Contains(td.host.statusLine(), "dtls handshake") {
-				t.Fatalf("%s %q", td.host.connection(), td.host.statusLine())
+			if td.host.Connection() != proto.Disconnected || !strings.Contains(td.host.Status(), "dtls handshake") {
+				t.Fatalf("%s %q", td.host.Connection(), td.host.Status())
 			}
 		})
 	}

@@ -179,7 +179,7 @@ func str(s string) codec.Value { return codec.Value{Kind: codec.KindString, Str:
 
 func TestWrite(t *testing.T) {
 	td := registered(t, "1.1")
-	td.host.freeze("Device.0.Timezone")
+	td.host.Freeze("Device.0.Timezone")
 	tests := []struct {
 		name    string
 		path    string
@@ -222,11 +222,11 @@ func TestWrite(t *testing.T) {
 				t.Fatalf("code %v, want %v", code, tc.want)
 			}
 			if tc.param != "" && !td.host.wrote(tc.param) {
-				t.Fatalf("host did not get %s (writes %v)", tc.param, td.host.writes)
+				t.Fatalf("host did not get %s (writes %v)", tc.param, td.host.Writes())
 			}
 		})
 	}
-	if td.host.params.Value("Device.0.Manufacturer") != "Acme" {
+	if td.host.Params().Value("Device.0.Manufacturer") != "Acme" {
 		t.Error("read-only value changed")
 	}
 	// The server's lifetime write reaches the server with the next Update.
@@ -270,26 +270,26 @@ func TestExecute(t *testing.T) {
 	if code, _ := td.srv.Write(ctx, td.ep, "/5/0/7", codec.FormatText, []byte("2.0"), true); code != codes.MethodNotAllowed {
 		t.Fatalf("PkgVersion is read-only, got %v", code)
 	}
-	_, _, _ = td.host.params.Put(namePkgVersion, "2.0.0")
+	_, _, _ = td.host.Params().Put(namePkgVersion, "2.0.0")
 	if code, _ := td.srv.Write(ctx, td.ep, "/5/0/1", codec.FormatText, []byte("coap://fw/2.bin"), true); code != codes.Changed {
 		t.Fatalf("write URI: %v", code)
 	}
-	testutil.Eventually(t, 5*time.Second, "state Downloaded", func() bool { return td.host.params.Value(nameFwState) == "2" })
+	testutil.Eventually(t, 5*time.Second, "state Downloaded", func() bool { return td.host.Params().Value(nameFwState) == "2" })
 	if code, _ := td.srv.Execute(ctx, td.ep, "/5/0/2", ""); code != codes.Changed {
 		t.Fatalf("execute Update: %v", code)
 	}
 	testutil.Eventually(t, 5*time.Second, "state Idle, result 1", func() bool {
-		return td.host.params.Value(nameFwState) == "0" && td.host.params.Value(nameFwResult) == "1"
+		return td.host.Params().Value(nameFwState) == "0" && td.host.Params().Value(nameFwResult) == "1"
 	})
-	if v := td.host.params.Value(nameFwVersion); v != "2.0.0" {
+	if v := td.host.Params().Value(nameFwVersion); v != "2.0.0" {
 		t.Errorf("firmware version %q", v)
 	}
 	// A pushed package is accepted and discarded.
 	if code, _ := td.srv.Write(ctx, td.ep, "/5/0/0", codec.FormatOpaque, []byte{1, 2, 3}, true); code != codes.Changed {
 		t.Fatalf("write package: %v", code)
 	}
-	if td.host.params.Value(nameFwState) != "2" {
-		t.Errorf("state after package %q", td.host.params.Value(nameFwState))
+	if td.host.Params().Value(nameFwState) != "2" {
+		t.Errorf("state after package %q", td.host.Params().Value(nameFwState))
 	}
 
 	// Reboot: 2.04, then De-register and Register.
@@ -298,23 +298,23 @@ func TestExecute(t *testing.T) {
 		t.Fatalf("reboot: %v", code)
 	}
 	testutil.Eventually(t, 5*time.Second, "re-registration after reboot", func() bool {
-		return td.srv.RegisterCount(td.ep) == 2 && td.srv.DeregisterCount(td.ep) == 1 && td.host.connection() == proto.Connected
+		return td.srv.RegisterCount(td.ep) == 2 && td.srv.DeregisterCount(td.ep) == 1 && td.host.Connection() == proto.Connected
 	})
 	noViolations(t, td.srv)
 }
 
 func TestFactoryReset(t *testing.T) {
 	td := registered(t, "1.1")
-	if err := td.host.set("Device.0.UTCOffset", "+03:00"); err != nil {
+	if err := td.host.Set("Device.0.UTCOffset", "+03:00"); err != nil {
 		t.Fatal(err)
 	}
 	if code, _ := td.srv.Execute(ctxT(t), td.ep, "/3/0/5", ""); code != codes.Changed {
 		t.Fatalf("factory reset: %v", code)
 	}
 	testutil.Eventually(t, 5*time.Second, "re-registration after factory reset", func() bool {
-		return td.srv.RegisterCount(td.ep) == 2 && td.host.connection() == proto.Connected
+		return td.srv.RegisterCount(td.ep) == 2 && td.host.Connection() == proto.Connected
 	})
-	if v := td.host.params.Value("Device.0.UTCOffset"); v != "+00:00" {
+	if v := td.host.Params().Value("Device.0.UTCOffset"); v != "+00:00" {
 		t.Errorf("UTC offset %q after factory reset", v)
 	}
 }
@@ -414,7 +414,7 @@ func TestObserve(t *testing.T) {
 	if first.Code != codes.Content || textValue(first) != "21.5" || first.Format != codec.FormatText {
 		t.Fatalf("first answer %+v", first)
 	}
-	if err := td.host.set(nameTempValue, "23.25"); err != nil {
+	if err := td.host.Set(nameTempValue, "23.25"); err != nil {
 		t.Fatal(err)
 	}
 	n := receive(t, ch)
@@ -427,7 +427,7 @@ func TestObserve(t *testing.T) {
 	}
 	// A change elsewhere is not notified on this observation; the max
 	// measured value follows the sensor.
-	if v := td.host.params.Value(nameTempMax); v != "23.25" {
+	if v := td.host.Params().Value(nameTempMax); v != "23.25" {
 		t.Errorf("max measured %q", v)
 	}
 
@@ -438,7 +438,7 @@ func TestObserve(t *testing.T) {
 	}
 	defer icancel()
 	receive(t, ich)
-	if err := td.host.set(nameTempValue, "19"); err != nil {
+	if err := td.host.Set(nameTempValue, "19"); err != nil {
 		t.Fatal(err)
 	}
 	in := receive(t, ich)
@@ -462,7 +462,7 @@ func TestObserve(t *testing.T) {
 
 	// A RST to a notification ends the instance one.
 	td.srv.ForgetObservations()
-	if err := td.host.set(nameTempValue, "20"); err != nil {
+	if err := td.host.Set(nameTempValue, "20"); err != nil {
 		t.Fatal(err)
 	}
 	testutil.Eventually(t, 5*time.Second, "no observation left after RST", func() bool { return len(td.observations()) == 0 })
@@ -490,10 +490,10 @@ func TestObserveAttributes(t *testing.T) {
 		t.Fatalf("periodic notification %+v after %s", n, time.Since(start))
 	}
 	// 25 does not cross 30: no notification; 31 does.
-	if err := td.host.set(nameTempValue, "25"); err != nil {
+	if err := td.host.Set(nameTempValue, "25"); err != nil {
 		t.Fatal(err)
 	}
-	if err := td.host.set(nameTempValue, "31"); err != nil {
+	if err := td.host.Set(nameTempValue, "31"); err != nil {
 		t.Fatal(err)
 	}
 	for {
@@ -508,7 +508,7 @@ func TestObserveAttributes(t *testing.T) {
 
 func TestFailResponse(t *testing.T) {
 	td := registered(t, "1.1")
-	td.host.fail.Store(true)
+	td.host.SetFail(true)
 	ctx := ctxT(t)
 	if _, _, err := td.srv.Read(ctx, td.ep, "/3/0/0", codec.FormatText); lwm2mtest.CodeOf(err) != codes.InternalServerError {
 		t.Fatalf("read: %v", err)
@@ -519,7 +519,7 @@ func TestFailResponse(t *testing.T) {
 	if code, _ := td.srv.Execute(ctx, td.ep, "/3/0/4", ""); code != codes.InternalServerError {
 		t.Fatalf("execute: %v", code)
 	}
-	td.host.fail.Store(false)
+	td.host.SetFail(false)
 	if _, _, err := td.srv.Read(ctx, td.ep, "/3/0/0", codec.FormatText); err != nil {
 		t.Fatalf("read after failResponse off: %v", err)
 	}

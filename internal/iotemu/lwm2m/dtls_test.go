@@ -27,12 +27,10 @@ func pskDevice(t *testing.T, srv *lwm2mtest.Server, id string, key []byte) *test
 func noSecretLogged(t *testing.T, h *fakeHost, key []byte) {
 	t.Helper()
 	secret := hex.EncodeToString(key)
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if strings.Contains(strings.ToLower(h.status), secret) {
-		t.Errorf("status %q holds the key", h.status)
+	if status := h.Status(); strings.Contains(strings.ToLower(status), secret) {
+		t.Errorf("status %q holds the key", status)
 	}
-	for _, e := range h.logs {
+	for _, e := range h.Entries() {
 		if strings.Contains(strings.ToLower(e.MessageOptions+e.Payload+e.RawMessage), secret) {
 			t.Errorf("log entry %+v holds the key", e)
 		}
@@ -43,8 +41,8 @@ func TestDTLSPSK(t *testing.T) {
 	srv := lwm2mtest.New(t, lwm2mtest.WithPSK(map[string][]byte{"psk-id": pskKey}), lwm2mtest.WithKindOf(KindOf))
 	td := pskDevice(t, srv, "psk-id", pskKey)
 	reg := td.startRegistered(t)
-	if reg.Version != "1.1" || !strings.HasPrefix(td.host.params.Value("Security.0.ServerURI"), "coaps://") {
-		t.Fatalf("registration %+v, uri %s", reg, td.host.params.Value("Security.0.ServerURI"))
+	if reg.Version != "1.1" || !strings.HasPrefix(td.host.Params().Value("Security.0.ServerURI"), "coaps://") {
+		t.Fatalf("registration %+v, uri %s", reg, td.host.Params().Value("Security.0.ServerURI"))
 	}
 	ctx := ctxT(t)
 
@@ -70,7 +68,7 @@ func TestDTLSPSK(t *testing.T) {
 	}
 	defer cancel()
 	receive(t, ch)
-	if err := td.host.set(nameTempValue, "22.75"); err != nil {
+	if err := td.host.Set(nameTempValue, "22.75"); err != nil {
 		t.Fatal(err)
 	}
 	if n := receive(t, ch); textValue(n) != "22.75" {
@@ -108,8 +106,8 @@ func TestDTLSWrongPSK(t *testing.T) {
 			if err := td.Start(ctxT(t)); err != nil {
 				t.Fatalf("Start: %v", err)
 			}
-			if td.host.connection() != proto.Disconnected || !strings.Contains(td.host.statusLine(), "dtls handshake") {
-				t.Fatalf("%s %q", td.host.connection(), td.host.statusLine())
+			if td.host.Connection() != proto.Disconnected || !strings.Contains(td.host.Status(), "dtls handshake") {
+				t.Fatalf("%s %q", td.host.Connection(), td.host.Status())
 			}
 			if _, ok := srv.Registration(td.ep); ok {
 				t.Fatal("registered with a wrong key")

@@ -116,7 +116,7 @@ func TestHeapPerDevice(t *testing.T) {
 	elapsed := time.Since(start)
 	testutil.Eventually(t, 30*time.Second, "all connected", func() bool {
 		for _, h := range hosts {
-			if h.connection() != proto.Connected {
+			if h.Connection() != proto.Connected {
 				return false
 			}
 		}
@@ -125,9 +125,7 @@ func TestHeapPerDevice(t *testing.T) {
 	// The log entries the fake host keeps are the session's business,
 	// not the device's: drop them before measuring.
 	for _, h := range hosts {
-		h.mu.Lock()
-		h.logs = nil
-		h.mu.Unlock()
+		h.ClearEntries()
 	}
 	after, stack1 := heap()
 	g1 := runtime.NumGoroutine()
@@ -204,7 +202,7 @@ func BenchmarkRegisterUpdate(b *testing.B) {
 			b.Fatal(err)
 		}
 		if ok, err := d.(proto.Updater).Update(context.Background()); !ok || err != nil {
-			b.Fatalf("update %t %v (%s)", ok, err, h.statusLine())
+			b.Fatalf("update %t %v (%s)", ok, err, h.Status())
 		}
 		if err := d.Stop(context.Background()); err != nil {
 			b.Fatal(err)

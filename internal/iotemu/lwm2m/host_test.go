@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -13,123 +13,27 @@ import (
 	"cpesuite/internal/iotemu/lwm2m/lwm2mtest"
 	"cpesuite/internal/iotemu/param"
 	"cpesuite/internal/iotemu/proto"
+	"cpesuite/internal/iotemu/proto/prototest"
 	"cpesuite/internal/testutil"
 )
 
-// fakeHost is the session's side of one device, as small as the tests
-// need: a param.Set, a log, the connection history and a Write that checks
-// writability and frozen parameters like the session does.
-type fakeHost struct {
-	params *param.Set
-	fail   atomic.Bool
-
-	mu       sync.Mutex
-	logs     []proto.Entry
-	conns    []proto.Connection
-	status   string
-	frozen   map[string]bool
-	writes   []string
-	onChange func(name, value string)
-}
+// fakeHost is the session's side of one device, with the lookups the
+// tests here need.
+type fakeHost struct{ *prototest.Host }
 
 func newFakeHost(ps []param.Param) *fakeHost {
-	return &fakeHost{params: param.NewSet(ps), frozen: map[string]bool{}}
-}
-
-func (h *fakeHost) Params() *param.Set { return h.params }
-
-func (h *fakeHost) Write(name, value string) error {
-	p, ok := h.params.Get(name)
-	if !ok {
-		return fmt.Errorf("%w %q", param.ErrUnknown, name)
-	}
-	if !p.Writable {
-		return fmt.Errorf("%s: %w", name, proto.ErrReadOnly)
-	}
-	h.mu.Lock()
-	frozen := h.frozen[name]
-	h.mu.Unlock()
-	if frozen {
-		return fmt.Errorf("%s: %w", name, proto.ErrFrozen)
-	}
-	return h.set(name, value)
-}
-
-// set stores a value and tells the device, as an API write does.
-func (h *fakeHost) set(name, value string) error {
-	_, stored, err := h.params.Put(name, value)
-	if err != nil {
-		return err
-	}
-	h.mu.Lock()
-	h.writes = append(h.writes, name+"="+stored)
-	f := h.onChange
-	h.mu.Unlock()
-	if f != nil {
-		f(name, stored)
-	}
-	return nil
-}
-
-func (h *fakeHost) Log(e proto.Entry) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.logs = append(h.logs, e)
-}
-
-func (h *fakeHost) SetStatus(s string) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.status = s
-}
-
-func (h *fakeHost) SetConnection(c proto.Connection) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.conns = append(h.conns, c)
-}
-
-func (h *fakeHost) FailResponse() bool { return h.fail.Load() }
-
-func (h *fakeHost) connection() proto.Connection {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if len(h.conns) == 0 {
-		return proto.Unknown
-	}
-	return h.conns[len(h.conns)-1]
+	return &fakeHost{prototest.NewHost(ps)}
 }
 
 // saw reports whether the connection was ever c.
 func (h *fakeHost) saw(c proto.Connection) bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for _, x := range h.conns {
-		if x == c {
-			return true
-		}
-	}
-	return false
-}
-
-func (h *fakeHost) statusLine() string {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.status
-}
-
-func (h *fakeHost) freeze(name string) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.frozen[name] = true
+	return slices.Contains(h.Connections(), c)
 }
 
 // entries returns the log entries of one direction and event.
 func (h *fakeHost) entries(dir, event string) []proto.Entry {
-	h.mu.Lock()
-	defer h.mu.Unlock()
 	var out []proto.Entry
-	for _, e := range h.logs {
+	for _, e := range h.Entries() {
 		if e.Direction == dir && e.Event == event {
 			out = append(out, e)
 		}
@@ -138,14 +42,7 @@ func (h *fakeHost) entries(dir, event string) []proto.Entry {
 }
 
 func (h *fakeHost) wrote(entry string) bool {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for _, w := range h.writes {
-		if w == entry {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(h.Writes(), entry)
 }
 
 // testDevice is a device under test with its host and server.
@@ -190,7 +87,7 @@ func newTestDevice(t *testing.T, srv *lwm2mtest.Server, edit func(*proto.Config)
 		t.Fatalf("New: %v", err)
 	}
 	dev := d.(*device)
-	h.onChange = dev.Changed
+	h.OnChange(dev.Changed)
 	t.Cleanup(func() { _ = dev.Stop(context.Background()) })
 	return &testDevice{device: dev, host: h, srv: srv, ep: dev.ep, cfg: cfg}
 }
@@ -202,7 +99,7 @@ func (td *testDevice) startRegistered(t *testing.T) lwm2mtest.Registration {
 		t.Fatalf("Start: %v", err)
 	}
 	reg := td.srv.WaitRegistered(t, td.ep)
-	testutil.Eventually(t, 5*time.Second, "CONNECTED", func() bool { return td.host.connection() == proto.Connected })
+	testutil.Eventually(t, 5*time.Second, "CONNECTED", func() bool { return td.host.Connection() == proto.Connected })
 	return reg
 }
 
@@ -233,9 +130,7 @@ func ctxT(t *testing.T) context.Context {
 // dumpLogs writes the device's message log to the test log, for failures.
 func dumpLogs(t *testing.T, h *fakeHost) {
 	t.Helper()
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for _, e := range h.logs {
+	for _, e := range h.Entries() {
 		t.Logf("%s %s %s | %s", e.Direction, e.Event, e.MessageOptions, e.Payload)
 	}
 }

@@ -158,7 +158,7 @@ func TestRegisterUpdateDeregister(t *testing.T) {
 			if reg.Body != tc.wantBody {
 				t.Errorf("body %s\nwant %s", reg.Body, tc.wantBody)
 			}
-			if got := td.host.statusLine(); got != "registered as "+reg.Location {
+			if got := td.host.Status(); got != "registered as "+reg.Location {
 				t.Errorf("status %q", got)
 			}
 			out := td.host.entries("OUT", "REGISTER")
@@ -195,8 +195,8 @@ func TestRegisterUpdateDeregister(t *testing.T) {
 			if _, ok := srv.Registration(td.ep); ok || srv.DeregisterCount(td.ep) != 1 {
 				t.Errorf("still registered after Stop (deregisters %d)", srv.DeregisterCount(td.ep))
 			}
-			if td.host.connection() != proto.Disconnected || td.host.statusLine() != "stopped" {
-				t.Errorf("after Stop: %s %q", td.host.connection(), td.host.statusLine())
+			if td.host.Connection() != proto.Disconnected || td.host.Status() != "stopped" {
+				t.Errorf("after Stop: %s %q", td.host.Connection(), td.host.Status())
 			}
 			if len(td.host.entries("OUT", "DEREGISTER")) != 1 {
 				t.Error("no DEREGISTER logged")
@@ -224,7 +224,7 @@ func TestUpdateSendsChangedLifetime(t *testing.T) {
 	srv := lwm2mtest.New(t)
 	td := newTestDevice(t, srv, nil)
 	td.startRegistered(t)
-	if err := td.host.set(nameLifetime, "600"); err != nil {
+	if err := td.host.Set(nameLifetime, "600"); err != nil {
 		t.Fatal(err)
 	}
 	testutil.Eventually(t, 5*time.Second, "lifetime update", func() bool {
@@ -270,14 +270,14 @@ func TestUpdateRetry(t *testing.T) {
 			if !ok || (err != nil) != tc.wantErr {
 				t.Fatalf("Update = %t, %v", ok, err)
 			}
-			if got := td.host.connection(); got != tc.wantConn {
+			if got := td.host.Connection(); got != tc.wantConn {
 				t.Errorf("connection %s, want %s", got, tc.wantConn)
 			}
 			if n := len(td.host.entries("OUT", "UPDATE_RETRY")); n != tc.wantRetry {
 				t.Errorf("%d retries", n)
 			}
 			if tc.wantErr {
-				if st := td.host.statusLine(); !strings.Contains(st, "update failed") || !strings.Contains(st, "no answer") {
+				if st := td.host.Status(); !strings.Contains(st, "update failed") || !strings.Contains(st, "no answer") {
 					t.Errorf("status %q", st)
 				}
 			} else if srv.UpdateCount(td.ep) != 1 {
@@ -298,7 +298,7 @@ func TestFailedUpdateRegistersAgain(t *testing.T) {
 	srv.DropUpdates(2)
 	testutil.Eventually(t, 5*time.Second, "DISCONNECTED after two lost updates", func() bool { return td.host.saw(proto.Disconnected) })
 	testutil.Eventually(t, 5*time.Second, "second registration", func() bool {
-		return srv.RegisterCount(td.ep) == 2 && td.host.connection() == proto.Connected
+		return srv.RegisterCount(td.ep) == 2 && td.host.Connection() == proto.Connected
 	})
 	noViolations(t, srv)
 }
@@ -315,8 +315,8 @@ func TestReRegisterAfterNotFound(t *testing.T) {
 	if !ok || reg.ID == first.ID || srv.RegisterCount(td.ep) != 2 {
 		t.Fatalf("not registered again: %+v (registers %d)", reg, srv.RegisterCount(td.ep))
 	}
-	if td.host.connection() != proto.Connected || td.host.statusLine() != "registered as "+reg.Location {
-		t.Errorf("%s %q", td.host.connection(), td.host.statusLine())
+	if td.host.Connection() != proto.Connected || td.host.Status() != "registered as "+reg.Location {
+		t.Errorf("%s %q", td.host.Connection(), td.host.Status())
 	}
 	noViolations(t, srv)
 }
@@ -331,14 +331,14 @@ func TestLateRegistration(t *testing.T) {
 	if err := td.Start(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}
-	if td.host.connection() != proto.Disconnected || !strings.HasPrefix(td.host.statusLine(), "late registration") {
-		t.Fatalf("after Start: %s %q", td.host.connection(), td.host.statusLine())
+	if td.host.Connection() != proto.Disconnected || !strings.HasPrefix(td.host.Status(), "late registration") {
+		t.Fatalf("after Start: %s %q", td.host.Connection(), td.host.Status())
 	}
 	reg := srv.WaitRegistered(t, td.ep)
 	if waited := reg.RegisteredAt.Sub(start); waited < 300*time.Millisecond {
 		t.Fatalf("registered after %s, before the delay", waited)
 	}
-	testutil.Eventually(t, 5*time.Second, "CONNECTED", func() bool { return td.host.connection() == proto.Connected })
+	testutil.Eventually(t, 5*time.Second, "CONNECTED", func() bool { return td.host.Connection() == proto.Connected })
 	noViolations(t, srv)
 }
 
@@ -369,8 +369,8 @@ func TestRegisterFailure(t *testing.T) {
 			if err := td.Start(ctxT(t)); err != nil {
 				t.Fatal(err)
 			}
-			if td.host.connection() != proto.Disconnected || !strings.Contains(td.host.statusLine(), tc.wantSub) {
-				t.Fatalf("%s %q", td.host.connection(), td.host.statusLine())
+			if td.host.Connection() != proto.Disconnected || !strings.Contains(td.host.Status(), tc.wantSub) {
+				t.Fatalf("%s %q", td.host.Connection(), td.host.Status())
 			}
 			if _, ok := srv.Registration(td.ep); ok && tc.name != "no location" {
 				t.Fatal("registered")
@@ -389,12 +389,12 @@ func TestRegisterRecoversWhenServerAccepts(t *testing.T) {
 	if err := td.Start(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}
-	if td.host.connection() != proto.Disconnected {
-		t.Fatalf("connection %s", td.host.connection())
+	if td.host.Connection() != proto.Disconnected {
+		t.Fatalf("connection %s", td.host.Connection())
 	}
 	srv.FailRegister(0)
 	td.srv.WaitRegistered(t, td.ep)
-	testutil.Eventually(t, 5*time.Second, "CONNECTED", func() bool { return td.host.connection() == proto.Connected })
+	testutil.Eventually(t, 5*time.Second, "CONNECTED", func() bool { return td.host.Connection() == proto.Connected })
 }
 
 func TestServerRestart(t *testing.T) {
@@ -406,12 +406,12 @@ func TestServerRestart(t *testing.T) {
 	if ok, err := td.Update(ctxT(t)); !ok || err == nil {
 		t.Fatalf("Update to a closed server = %t, %v", ok, err)
 	}
-	if td.host.connection() != proto.Disconnected {
-		t.Fatalf("connection %s", td.host.connection())
+	if td.host.Connection() != proto.Disconnected {
+		t.Fatalf("connection %s", td.host.Connection())
 	}
 	srv2 := lwm2mtest.New(t, lwm2mtest.WithListenAddr(srv.Addr().String()))
 	srv2.WaitRegistered(t, td.ep)
-	testutil.Eventually(t, 5*time.Second, "CONNECTED again", func() bool { return td.host.connection() == proto.Connected })
+	testutil.Eventually(t, 5*time.Second, "CONNECTED again", func() bool { return td.host.Connection() == proto.Connected })
 	noViolations(t, srv2)
 }
 
@@ -460,8 +460,8 @@ func TestDeregisterer(t *testing.T) {
 		t.Fatalf("Deregister = %t, %v", was, err)
 	}
 	srv.WaitDeregistered(t, td.ep)
-	if td.host.connection() != proto.Disconnected || td.host.statusLine() != "deregistered" {
-		t.Errorf("%s %q", td.host.connection(), td.host.statusLine())
+	if td.host.Connection() != proto.Disconnected || td.host.Status() != "deregistered" {
+		t.Errorf("%s %q", td.host.Connection(), td.host.Status())
 	}
 	if was, _ := td.Deregister(ctxT(t)); was {
 		t.Error("second Deregister reported a registration")
@@ -480,8 +480,8 @@ func TestRebootReRegisters(t *testing.T) {
 	if err := td.Reboot(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}
-	if srv.DeregisterCount(td.ep) != 1 || srv.RegisterCount(td.ep) != 2 || td.host.connection() != proto.Connected {
-		t.Fatalf("deregisters %d registers %d %s", srv.DeregisterCount(td.ep), srv.RegisterCount(td.ep), td.host.connection())
+	if srv.DeregisterCount(td.ep) != 1 || srv.RegisterCount(td.ep) != 2 || td.host.Connection() != proto.Connected {
+		t.Fatalf("deregisters %d registers %d %s", srv.DeregisterCount(td.ep), srv.RegisterCount(td.ep), td.host.Connection())
 	}
 	noViolations(t, srv)
 }

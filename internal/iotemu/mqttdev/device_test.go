@@ -47,7 +47,7 @@ func TestDeviceMosquitto(t *testing.T) {
 					{dirOut, evPublish, "topic=" + p + "state qos=1 retain=true"},
 				} {
 					if !td.host.hasEntry(want.dir, want.event, want.opts) {
-						t.Errorf("no %s %s entry with %q in %+v", want.dir, want.event, want.opts, td.host.entries())
+						t.Errorf("no %s %s entry with %q in %+v", want.dir, want.event, want.opts, td.host.Entries())
 					}
 				}
 			})
@@ -72,7 +72,7 @@ func TestDeviceMosquitto(t *testing.T) {
 				if d := time.Since(time.UnixMilli(doc.TS)); d < 0 || d > time.Minute {
 					t.Errorf("ts %d is %s off", doc.TS, d)
 				}
-				for _, prm := range td.host.params.List() {
+				for _, prm := range td.host.Params().List() {
 					if _, ok := doc.Params[prm.Name]; !ok {
 						t.Errorf("telemetry lacks %s: %s", prm.Name, m.payload)
 					}
@@ -86,7 +86,7 @@ func TestDeviceMosquitto(t *testing.T) {
 			})
 
 			t.Run("set commands", func(t *testing.T) {
-				td.host.freeze("Humidity")
+				td.host.Freeze("Humidity")
 				tests := []struct {
 					name    string
 					id      string
@@ -141,7 +141,7 @@ func TestDeviceMosquitto(t *testing.T) {
 							}
 						}
 						for name, want := range tc.check {
-							if got := td.host.params.Value(name); got != want {
+							if got := td.host.Params().Value(name); got != want {
 								t.Errorf("%s = %q, want %q", name, got, want)
 							}
 						}
@@ -156,15 +156,15 @@ func TestDeviceMosquitto(t *testing.T) {
 			})
 
 			t.Run("failResponse", func(t *testing.T) {
-				td.host.fail.Store(true)
-				defer td.host.fail.Store(false)
+				td.host.SetFail(true)
+				defer td.host.SetFail(false)
 				skip := len(obs.messages(p + "ack"))
 				obs.publish(t, p+"set", `{"id":"f","name":"Temperature","value":"30"}`)
 				a := ackOf(t, obs.wait(t, p+"ack", skip, "ack", ackWithID(`"f"`)))
 				if len(a.Results) != 1 || a.Results[0].OK || a.Results[0].Error != failResponseError {
 					t.Errorf("ack = %+v", a)
 				}
-				if got := td.host.params.Value("Temperature"); got != "22" {
+				if got := td.host.Params().Value("Temperature"); got != "22" {
 					t.Errorf("Temperature written despite failResponse: %q", got)
 				}
 			})
@@ -293,7 +293,7 @@ func TestPersistentSession(t *testing.T) {
 			td.start(t)
 			td.host.waitConn(t, proto.Connected, "connected")
 			if !td.host.hasEntry(dirIn, evConnack, "sessionPresent=true") {
-				t.Errorf("no CONNACK with a session present: %+v", td.host.entries())
+				t.Errorf("no CONNACK with a session present: %+v", td.host.Entries())
 			}
 			if !td.host.hasEntry(dirOut, evConnect, "cleanSession=false") {
 				t.Error("CONNECT log does not say cleanSession=false")

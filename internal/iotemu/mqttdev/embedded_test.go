@@ -51,7 +51,7 @@ func TestCredentials(t *testing.T) {
 			td.start(t)
 			td.host.waitConn(t, tc.want, tc.wantStatus)
 			if tc.want == proto.Disconnected && !td.host.hasEntry(dirIn, evConnack, "returnCode=") {
-				t.Errorf("refusing CONNACK not logged: %+v", td.host.entries())
+				t.Errorf("refusing CONNACK not logged: %+v", td.host.Entries())
 			}
 		})
 	}
@@ -142,7 +142,7 @@ func TestChangedCoalesces(t *testing.T) {
 			// The observer may have subscribed late and seen only the
 			// retained value; the device's log shows what it sent.
 			var sent []string
-			for _, e := range td.host.entries() {
+			for _, e := range td.host.Entries() {
 				if e.Event == evPublish && strings.Contains(e.MessageOptions, "topic="+td.prefix+"param/Temperature ") {
 					sent = append(sent, e.Payload)
 				}

@@ -32,96 +32,47 @@ import (
 	"github.com/mochi-mqtt/server/v2/listeners"
 	"github.com/mochi-mqtt/server/v2/packets"
 
-	"cpesuite/internal/iotemu/param"
 	"cpesuite/internal/iotemu/proto"
+	"cpesuite/internal/iotemu/proto/prototest"
 	"cpesuite/internal/testutil"
 )
 
 const within = 10 * time.Second
 
-// fakeHost is the session's side of one device, as the tests need it.
+// fakeHost is the session's side of one device, as the tests need it:
+// it can drop log entries and keeps every status line set.
 type fakeHost struct {
-	params *param.Set
-	fail   atomic.Bool
-	quiet  atomic.Bool // drop log entries
+	*prototest.Host
+	quiet atomic.Bool // drop log entries
 
 	mu       sync.Mutex
-	logs     []proto.Entry
-	conn     proto.Connection
-	status   string
 	statuses []string
-	frozen   map[string]bool
-	dev      proto.Device // gets Changed after a successful Write, as from the session
 }
 
 func newFakeHost(cfg proto.Config) *fakeHost {
-	return &fakeHost{params: param.NewSet(Protocol{}.Params(cfg)), frozen: map[string]bool{}}
-}
-
-func (h *fakeHost) Params() *param.Set { return h.params }
-
-func (h *fakeHost) Write(name, value string) error {
-	p, ok := h.params.Get(name)
-	if !ok {
-		return fmt.Errorf("%w %q", param.ErrUnknown, name)
-	}
-	if !p.Writable {
-		return fmt.Errorf("%s: %w", name, proto.ErrReadOnly)
-	}
-	h.mu.Lock()
-	frozen, dev := h.frozen[name], h.dev
-	h.mu.Unlock()
-	if frozen {
-		return fmt.Errorf("%s: %w", name, proto.ErrFrozen)
-	}
-	_, stored, err := h.params.Put(name, value)
-	if err != nil {
-		return err
-	}
-	if dev != nil {
-		dev.Changed(name, stored)
-	}
-	return nil
+	return &fakeHost{Host: prototest.NewHost(Protocol{}.Params(cfg))}
 }
 
 func (h *fakeHost) Log(e proto.Entry) {
 	if h.quiet.Load() {
 		return
 	}
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.logs = append(h.logs, e)
+	h.Host.Log(e)
 }
 
 func (h *fakeHost) SetStatus(s string) {
 	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.status = s
 	h.statuses = append(h.statuses, s)
+	h.mu.Unlock()
+	h.Host.SetStatus(s)
 }
-
-func (h *fakeHost) SetConnection(c proto.Connection) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.conn = c
-}
-
-func (h *fakeHost) FailResponse() bool { return h.fail.Load() }
 
 func (h *fakeHost) state() (proto.Connection, string) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.conn, h.status
-}
-
-func (h *fakeHost) entries() []proto.Entry {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return append([]proto.Entry(nil), h.logs...)
+	return h.Connection(), h.Status()
 }
 
 func (h *fakeHost) hasEntry(dir, event, optsPart string) bool {
-	for _, e := range h.entries() {
+	for _, e := range h.Entries() {
 		if e.Direction == dir && e.Event == event && strings.Contains(e.MessageOptions, optsPart) {
 			return true
 		}
@@ -132,7 +83,7 @@ func (h *fakeHost) hasEntry(dir, event, optsPart string) bool {
 // connects counts the CONNECTs the device sent.
 func (h *fakeHost) connects() int {
 	n := 0
-	for _, e := range h.entries() {
+	for _, e := range h.Entries() {
 		if e.Event == evConnect {
 			n++
 		}
@@ -140,23 +91,17 @@ func (h *fakeHost) connects() int {
 	return n
 }
 
-func (h *fakeHost) freeze(name string) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.frozen[name] = true
-}
-
 // assertNoSecret fails when secret shows up in anything the device gave
 // the host.
 func (h *fakeHost) assertNoSecret(t *testing.T, secret string) {
 	t.Helper()
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for _, e := range h.logs {
+	for _, e := range h.Entries() {
 		if strings.Contains(fmt.Sprintf("%+v", e), secret) {
 			t.Errorf("secret in log entry %+v", e)
 		}
 	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
 	for _, s := range h.statuses {
 		if strings.Contains(s, secret) {
 			t.Errorf("secret in status %q", s)
@@ -224,7 +169,7 @@ func newTestDevice(t *testing.T, brokerURL string, overrides map[string]string, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	host.dev = d
+	host.OnChange(d.Changed)
 	td := &testDevice{dev: d.(*Device), host: host, cfg: cfg, prefix: opts[OptTopicPrefix] + "/" + id + "/"}
 	t.Cleanup(func() { _ = td.dev.Stop(context.Background()) })
 	return td
