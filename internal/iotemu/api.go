@@ -239,7 +239,7 @@ func (api *API) addDevice(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out, err := api.e.AddDevices(r.Context(), []Template{t})
+	out, err := api.e.AddDevices([]Template{t})
 	if err != nil {
 		return err
 	}
@@ -257,7 +257,7 @@ func (api *API) addDevices(w http.ResponseWriter, r *http.Request) error {
 	if len(ts) > maxBatch {
 		return badRequest("a batch holds at most %d devices", maxBatch)
 	}
-	out, err := api.e.AddDevices(r.Context(), ts)
+	out, err := api.e.AddDevices(ts)
 	if err != nil {
 		return err
 	}

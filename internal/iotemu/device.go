@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -31,17 +32,17 @@ const (
 // updates and history, and the protocol stack's Device. It is the
 // proto.Host of that Device.
 type device struct {
-	em       *Emulator
-	id       string
-	serial   string
-	proto    proto.Protocol
-	cfg      proto.Config
-	params   *param.Set
-	own      bool // started on its own (startNew, stored start): survives stop
-	seed     uint64
-	conn     atomic.Value // proto.Connection
-	status   atomic.Value // string
-	lifecycl sync.Mutex   // serialises Start/Stop of drv
+	em        *Emulator
+	id        string
+	serial    string
+	proto     proto.Protocol
+	cfg       proto.Config
+	params    *param.Set
+	own       bool // started on its own (startNew, stored start): survives stop
+	seed      uint64
+	conn      atomic.Value // proto.Connection
+	status    atomic.Value // string
+	lifecycle sync.Mutex   // serialises Start/Stop of drv
 
 	mu      sync.Mutex // guards the fields below and orders parameter changes
 	drv     proto.Device
@@ -245,8 +246,8 @@ func (d *device) historyOf(name string) []histEntry {
 
 // start starts the stack and the automatic updates.
 func (d *device) start(ctx context.Context) error {
-	d.lifecycl.Lock()
-	defer d.lifecycl.Unlock()
+	d.lifecycle.Lock()
+	defer d.lifecycle.Unlock()
 	d.mu.Lock()
 	if d.running {
 		d.mu.Unlock()
@@ -269,8 +270,8 @@ func (d *device) start(ctx context.Context) error {
 
 // stop stops the stack and the automatic updates; the device stays defined.
 func (d *device) stop(ctx context.Context) error {
-	d.lifecycl.Lock()
-	defer d.lifecycl.Unlock()
+	d.lifecycle.Lock()
+	defer d.lifecycle.Unlock()
 	d.mu.Lock()
 	was := d.running
 	d.running = false
@@ -302,7 +303,7 @@ func (d *device) setAuto(name string, c autoupdate.Config, p param.Param) {
 	if old := d.auto[name]; old != nil && old.timer != nil {
 		old.timer.Stop()
 	}
-	t := &autoTask{cfg: c, gen: autoupdate.NewGenerator(c, p.Type, d.seed^hashString(name))}
+	t := &autoTask{cfg: c, gen: autoupdate.NewGenerator(c, p.Type, d.seed^fnvHash(name))}
 	d.auto[name] = t
 	if d.running {
 		d.scheduleLocked(name, t)
@@ -352,11 +353,9 @@ func (d *device) tick(name string, t *autoTask) {
 	}
 }
 
-func hashString(s string) uint64 {
-	h := uint64(14695981039346656037)
-	for i := range len(s) {
-		h ^= uint64(s[i])
-		h *= 1099511628211
-	}
-	return h
+// fnvHash gives each parameter of a device its own generator seed.
+func fnvHash(s string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(s))
+	return h.Sum64()
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -164,7 +165,7 @@ func (e *Emulator) newFromTemplateLocked(t Template, own bool) (*device, error) 
 	if t.Protocol != "" {
 		pname = t.Protocol
 	}
-	p, err := e.protocol(upper(pname))
+	p, err := e.protocol(strings.ToUpper(pname))
 	if err != nil {
 		return nil, err
 	}
@@ -193,16 +194,6 @@ func (e *Emulator) newFromTemplateLocked(t Template, own bool) (*device, error) 
 		return nil, badRequest("device %s could not be created: %v", t.ClientID, err)
 	}
 	return d, nil
-}
-
-func upper(s string) string {
-	b := []byte(s)
-	for i, c := range b {
-		if 'a' <= c && c <= 'z' {
-			b[i] = c - 32
-		}
-	}
-	return string(b)
 }
 
 func (e *Emulator) checkFreeLocked(id string) error {
@@ -295,7 +286,7 @@ func (e *Emulator) DeleteStored(id string) error {
 
 // AddDevices adds devices to an initialised session; they start at once
 // when the session is started.
-func (e *Emulator) AddDevices(ctx context.Context, ts []Template) ([]DeviceEntry, error) {
+func (e *Emulator) AddDevices(ts []Template) ([]DeviceEntry, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if !e.initialized {
@@ -337,7 +328,6 @@ func (e *Emulator) AddDevices(ctx context.Context, ts []Template) ([]DeviceEntry
 	for _, d := range devs {
 		out = append(out, d.entry())
 	}
-	_ = ctx
 	return out, nil
 }
 

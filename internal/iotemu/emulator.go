@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -88,8 +89,10 @@ func New(cfg Config, log *slog.Logger, protos []proto.Protocol) (*Emulator, erro
 		e.protos[p.Name()] = p
 	}
 	brokerPort := 1883
-	if _, p, err := splitPort(cfg.BrokerAddr); err == nil && p > 0 {
-		brokerPort = p
+	if _, p, err := net.SplitHostPort(cfg.BrokerAddr); err == nil {
+		if n, err := strconv.Atoi(p); err == nil && n > 0 {
+			brokerPort = n
+		}
 	}
 	e.st = persisted{Settings: defaultSettings(brokerPort), Options: map[string]string{}, Saved: map[string]map[string]string{}, Auto: map[string]autoupdate.Config{}}
 	if err := e.loadFiles(); err != nil {
@@ -99,24 +102,18 @@ func New(cfg Config, log *slog.Logger, protos []proto.Protocol) (*Emulator, erro
 	return e, nil
 }
 
-func splitPort(addr string) (string, int, error) {
-	for i := len(addr) - 1; i >= 0; i-- {
-		if addr[i] == ':' {
-			p, err := strconv.Atoi(addr[i+1:])
-			return addr[:i], p, err
-		}
-	}
-	return "", 0, errors.New("no port")
-}
-
 // fileError names a file by its base name only (spec: Errors).
 func fileError(op, path string, err error) error {
+	return apperr.Wrap(apperr.ErrInternal, err, codeInternal, fmt.Sprintf("cannot %s %s: %v", op, filepath.Base(path), pathCause(err)))
+}
+
+// pathCause drops the full path an *os.PathError would print.
+func pathCause(err error) error {
 	var pe *os.PathError
-	cause := err
 	if errors.As(err, &pe) {
-		cause = pe.Err
+		return pe.Err
 	}
-	return apperr.Wrap(apperr.ErrInternal, err, codeInternal, fmt.Sprintf("cannot %s %s: %v", op, filepath.Base(path), cause))
+	return err
 }
 
 func (e *Emulator) path(name string) string { return filepath.Join(e.cfg.DataDir, name) }
@@ -266,12 +263,7 @@ func checkFiles(c proto.Config) error {
 		}
 		f, err := os.Open(p)
 		if err != nil {
-			var pe *os.PathError
-			cause := err
-			if errors.As(err, &pe) {
-				cause = pe.Err
-			}
-			return fmt.Errorf("cannot read %s: %v", filepath.Base(p), cause)
+			return fmt.Errorf("cannot read %s: %v", filepath.Base(p), pathCause(err))
 		}
 		f.Close()
 	}
