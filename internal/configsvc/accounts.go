@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"cpesuite/internal/configsvc/mailer"
-	"cpesuite/internal/configsvc/passwd"
+	"cpesuite/internal/platform/passwd"
 	"cpesuite/internal/platform/apperr"
 )
 

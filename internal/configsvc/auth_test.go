@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"cpesuite/internal/configsvc/jwtauth"
-	"cpesuite/internal/configsvc/passwd"
+	"cpesuite/internal/platform/passwd"
 	"cpesuite/internal/testutil"
 )
 

@@ -22,7 +22,7 @@ import (
 
 	"cpesuite/internal/configsvc/jwtauth"
 	"cpesuite/internal/configsvc/mailer"
-	"cpesuite/internal/configsvc/passwd"
+	"cpesuite/internal/platform/passwd"
 	"cpesuite/internal/platform/grid"
 	"cpesuite/internal/platform/sqlstore"
 )

@@ -1,5 +1,5 @@
-// Package passwd hashes and verifies account passwords for the
-// configuration service, generates temporary and one-time passwords, and
+// Package passwd hashes and verifies account passwords (configuration
+// service, test-runner gateway), generates temporary and one-time passwords, and
 // enforces the policy for passwords that people choose.
 //
 // Hashes are argon2id in the PHC string format, so that a stored hash

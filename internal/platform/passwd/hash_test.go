@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"cpesuite/internal/configsvc/passwd"
+	"cpesuite/internal/platform/passwd"
 
 	"golang.org/x/crypto/argon2"
 )

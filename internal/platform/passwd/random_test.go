@@ -5,7 +5,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"cpesuite/internal/configsvc/passwd"
+	"cpesuite/internal/platform/passwd"
 )
 
 func TestTemporary(t *testing.T) {

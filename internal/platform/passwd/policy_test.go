@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"cpesuite/internal/configsvc/passwd"
+	"cpesuite/internal/platform/passwd"
 )
 
 func TestCheck(t *testing.T) {
