@@ -100,6 +100,11 @@ func (w *Worker) finish(r *run, execErr error) {
 		stopCause = context.Cause(r.ctx)
 	}
 	now := w.now()
+	// The verdict becomes visible and the worker free in one step (w.mu is
+	// held throughout), so a client that sees the run ended can start the
+	// next one at once without a WORKER_BUSY.
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	r.mu.Lock()
 	for i := range r.steps {
 		s := &r.steps[i]
@@ -133,10 +138,7 @@ func (w *Worker) finish(r *run, execErr error) {
 	r.notifyLocked()
 	r.mu.Unlock()
 	r.cancel(nil)
-
-	w.mu.Lock()
 	w.retireLocked(r)
-	w.mu.Unlock()
 	close(r.done)
 }
 

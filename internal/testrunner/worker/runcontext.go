@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"unicode"
 
 	"cpesuite/internal/testrunner/testcase"
 	"cpesuite/internal/testrunner/wire"
@@ -209,11 +210,19 @@ func redactValue(v any) any {
 	return v
 }
 
+// sensitiveWords mark an argument name as a credential, compared in lower
+// case without '-' and '_' (X-Api-Key, api_key, apiKey).
+var sensitiveWords = []string{"authorization", "cookie", "password", "passwd", "secret", "token", "apikey"}
+
 func sensitiveKey(k string) bool {
-	k = strings.ToLower(k)
-	k = strings.NewReplacer("-", "", "_", "").Replace(k)
-	for _, s := range []string{"authorization", "cookie", "password", "passwd", "secret", "token", "apikey"} {
-		if strings.Contains(k, s) {
+	norm := strings.Map(func(r rune) rune {
+		if r == '-' || r == '_' {
+			return -1
+		}
+		return unicode.ToLower(r)
+	}, k)
+	for _, s := range sensitiveWords {
+		if strings.Contains(norm, s) {
 			return true
 		}
 	}
