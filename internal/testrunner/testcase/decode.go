@@ -69,7 +69,7 @@ func (d *decoder) value(n *yaml.Node, path string, v reflect.Value) {
 			d.p.at(path, n.Line, "must be a mapping, got %s", describe(n))
 			return
 		}
-		if m, ok := d.any(n, path).(map[string]any); ok && len(m) > 0 {
+		if m, ok := d.any(n, &fieldPath{seg: path}).(map[string]any); ok && len(m) > 0 {
 			v.Set(reflect.ValueOf(m))
 		}
 	default:
@@ -109,19 +109,19 @@ func (d *decoder) structure(n *yaml.Node, path string, v reflect.Value) {
 
 // any decodes free-form tool arguments into the JSON data model: maps with
 // string keys, lists, strings, booleans, numbers and null.
-func (d *decoder) any(n *yaml.Node, path string) any {
+func (d *decoder) any(n *yaml.Node, path *fieldPath) any {
 	switch n.Kind {
 	case yaml.MappingNode:
 		m := make(map[string]any, len(n.Content)/2)
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, val := n.Content[i], n.Content[i+1]
 			if k.Kind != yaml.ScalarNode {
-				d.p.at(path, k.Line, "keys must be strings, got %s", describe(k))
+				d.p.atPath(path, k.Line, "keys must be strings, got %s", describe(k))
 				continue
 			}
-			kp := keyPath(path, k.Value)
+			kp := path.key(k.Value)
 			if _, dup := m[k.Value]; dup {
-				d.p.at(kp, k.Line, "duplicate key")
+				d.p.atPath(kp, k.Line, "duplicate key")
 				continue
 			}
 			m[k.Value] = d.any(val, kp)
@@ -130,7 +130,7 @@ func (d *decoder) any(n *yaml.Node, path string) any {
 	case yaml.SequenceNode:
 		s := make([]any, len(n.Content))
 		for i, item := range n.Content {
-			s[i] = d.any(item, indexPath(path, i))
+			s[i] = d.any(item, path.index(i))
 		}
 		return s
 	}
@@ -140,13 +140,13 @@ func (d *decoder) any(n *yaml.Node, path string) any {
 	case "!!bool":
 		var b bool
 		if err := n.Decode(&b); err != nil {
-			d.p.at(path, n.Line, "not a valid boolean")
+			d.p.atPath(path, n.Line, "not a valid boolean")
 		}
 		return b
 	case "!!int":
 		var x any
 		if err := n.Decode(&x); err != nil {
-			d.p.at(path, n.Line, "not a valid integer")
+			d.p.atPath(path, n.Line, "not a valid integer")
 			return nil
 		}
 		if f, ok := x.(float64); ok {
@@ -156,7 +156,7 @@ func (d *decoder) any(n *yaml.Node, path string) any {
 	case "!!float":
 		var f float64
 		if err := n.Decode(&f); err != nil {
-			d.p.at(path, n.Line, "not a valid number")
+			d.p.atPath(path, n.Line, "not a valid number")
 			return nil
 		}
 		return d.number(f, path, n.Line)
@@ -171,9 +171,9 @@ const maxExactInt = 1 << 53
 // number keeps a float JSON can carry. Whole numbers become ints, because
 // a float 1 is written "1" and read back as an int: normalising here makes
 // Parse(Marshal(c)) equal c.
-func (d *decoder) number(f float64, path string, line int) any {
+func (d *decoder) number(f float64, path *fieldPath, line int) any {
 	if math.IsNaN(f) || math.IsInf(f, 0) {
-		d.p.at(path, line, "must be a finite number (arguments are sent as JSON)")
+		d.p.atPath(path, line, "must be a finite number (arguments are sent as JSON)")
 		return nil
 	}
 	if f == math.Trunc(f) && math.Abs(f) <= maxExactInt {

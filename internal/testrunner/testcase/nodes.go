@@ -1,7 +1,9 @@
 package testcase
 
 import (
+	"slices"
 	"strconv"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -16,47 +18,47 @@ var scalarTags = map[string]bool{
 // checkNodes walks the whole tree before decoding and reports anchors,
 // aliases (the billion-laughs attack and friends), merge keys and tags a
 // case does not use. It reports false when any was found.
-func checkNodes(n *yaml.Node, path string, p *problems) bool {
+func checkNodes(n *yaml.Node, path *fieldPath, p *problems) bool {
 	ok := true
 	if n.Kind == yaml.AliasNode {
-		p.at(path, n.Line, "aliases (*%s) are not allowed in a case document", n.Value)
+		p.atPath(path, n.Line, "aliases (*%s) are not allowed in a case document", n.Value)
 		return false
 	}
 	if n.Anchor != "" {
-		p.at(path, n.Line, "anchors (&%s) are not allowed in a case document", n.Anchor)
+		p.atPath(path, n.Line, "anchors (&%s) are not allowed in a case document", n.Anchor)
 		ok = false
 	}
 	tag := n.ShortTag()
 	switch n.Kind {
 	case yaml.ScalarNode:
 		if tag == "!!merge" {
-			p.at(path, n.Line, "merge keys (<<) are not allowed in a case document")
+			p.atPath(path, n.Line, "merge keys (<<) are not allowed in a case document")
 			ok = false
 		} else if !scalarTags[tag] {
-			p.at(path, n.Line, "tag %s is not allowed in a case document", tag)
+			p.atPath(path, n.Line, "tag %s is not allowed in a case document", tag)
 			ok = false
 		}
 	case yaml.MappingNode:
 		if tag != "!!map" {
-			p.at(path, n.Line, "tag %s is not allowed on a mapping", tag)
+			p.atPath(path, n.Line, "tag %s is not allowed on a mapping", tag)
 			ok = false
 		}
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, v := n.Content[i], n.Content[i+1]
 			kp := path
 			if k.Kind == yaml.ScalarNode {
-				kp = keyPath(path, k.Value)
+				kp = path.key(k.Value)
 			}
 			ok = checkNodes(k, kp, p) && ok
 			ok = checkNodes(v, kp, p) && ok
 		}
 	case yaml.SequenceNode:
 		if tag != "!!seq" {
-			p.at(path, n.Line, "tag %s is not allowed on a list", tag)
+			p.atPath(path, n.Line, "tag %s is not allowed on a list", tag)
 			ok = false
 		}
 		for i, c := range n.Content {
-			ok = checkNodes(c, indexPath(path, i), p) && ok
+			ok = checkNodes(c, path.index(i), p) && ok
 		}
 	}
 	return ok
@@ -91,10 +93,35 @@ func describe(n *yaml.Node) string {
 // keyPath appends a mapping key to a field path, quoting keys that are not
 // plain words so a path stays unambiguous.
 func keyPath(path, key string) string {
-	if isWord(key) {
-		return joinPath(path, key)
+	return (&fieldPath{seg: path}).key(key).String()
+}
+
+// fieldPath is a field path spelled out only when a problem needs it: a
+// deeply nested document would otherwise cost time quadratic in its depth.
+// The nil *fieldPath is the document root.
+type fieldPath struct {
+	parent *fieldPath
+	seg    string // ".key", "[3]", "[\"odd key\"]", or a whole path at the root
+}
+
+func (p *fieldPath) key(k string) *fieldPath {
+	if isWord(k) {
+		return &fieldPath{p, "." + k}
 	}
-	return path + "[" + strconv.Quote(key) + "]"
+	return &fieldPath{p, "[" + strconv.Quote(k) + "]"}
+}
+
+func (p *fieldPath) index(i int) *fieldPath {
+	return &fieldPath{p, "[" + strconv.Itoa(i) + "]"}
+}
+
+func (p *fieldPath) String() string {
+	var segs []string
+	for q := p; q != nil; q = q.parent {
+		segs = append(segs, q.seg)
+	}
+	slices.Reverse(segs)
+	return strings.TrimPrefix(strings.Join(segs, ""), ".")
 }
 
 func isWord(s string) bool {

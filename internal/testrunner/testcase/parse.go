@@ -31,7 +31,7 @@ func Parse(data []byte) (*Case, error) {
 	}
 	d := decoder{p: p}
 	c := d.decodeCase(root)
-	validate(c, p)
+	validate(c, p, false)
 	if err := p.err(); err != nil {
 		return nil, err
 	}
@@ -68,7 +68,7 @@ func parseDocument(data []byte) (*yaml.Node, *problems) {
 		return nil, p
 	}
 	root := doc.Content[0]
-	if !checkNodes(root, "", p) {
+	if !checkNodes(root, nil, p) {
 		return nil, p
 	}
 	if isNull(root) {
@@ -85,14 +85,35 @@ func parseDocument(data []byte) (*yaml.Node, *problems) {
 
 var yamlLine = regexp.MustCompile(`^line (\d+): (.*)$`)
 
-// syntaxProblem turns a YAML parser error into a problem with the line
-// the parser reports.
+// parserProblems are the messages of go-yaml's parser (as opposed to its
+// scanner). go-yaml reports their line 0-based, and leaves it out for the
+// first line; its scanner errors are 1-based.
+var parserProblems = map[string]bool{
+	"did not find expected ',' or ']'":       true,
+	"did not find expected ',' or '}'":       true,
+	"did not find expected '-' indicator":    true,
+	"did not find expected <document start>": true,
+	"did not find expected <stream-start>":   true,
+	"did not find expected key":              true,
+	"did not find expected node content":     true,
+	"found duplicate %TAG directive":         true,
+	"found duplicate %YAML directive":        true,
+	"found incompatible YAML document":       true,
+	"found undefined tag handle":             true,
+}
+
+// syntaxProblem turns a YAML parser error into a problem with the 1-based
+// line go-yaml points at: where the construct it could not finish started,
+// or where it noticed the error.
 func syntaxProblem(err error) Problem {
 	msg := strings.TrimPrefix(err.Error(), "yaml: ")
 	line := 0
 	if m := yamlLine.FindStringSubmatch(msg); m != nil {
 		line, _ = strconv.Atoi(m[1])
 		msg = m[2]
+		if parserProblems[msg] {
+			line++
+		}
 	}
 	return Problem{Line: line, Message: "invalid YAML: " + msg}
 }

@@ -253,14 +253,25 @@ steps:
 		{
 			name: "syntax error",
 			doc:  "id: a\ntitle: t\nsteps:\n  - action: x\n   bad: indentation\n",
-			// The line is the one the YAML parser reports: where the
-			// construct it could not finish started.
-			want: []Problem{{"", 3, "invalid YAML: did not find expected '-' indicator"}},
+			// The parser points at where the list it could not finish
+			// started.
+			want: []Problem{{"", 4, "invalid YAML: did not find expected '-' indicator"}},
 		},
 		{
 			name: "unclosed flow list",
 			doc:  "id: a\ntags: [a, b\ntitle: t\n",
-			want: []Problem{{"", 1, "invalid YAML: did not find expected ',' or ']'"}},
+			want: []Problem{{"", 2, "invalid YAML: did not find expected ',' or ']'"}},
+		},
+		{
+			name: "scanner error",
+			doc:  "id: a\ntitle: t\nsteps:\n  - action: x: y\n",
+			want: []Problem{{"", 4, "invalid YAML: mapping values are not allowed in this context"}},
+		},
+		{
+			name: "parser error on a later line",
+			doc:  "id: a\ntitle: t\nsteps:\n  - action: x\n    tool:\n      server: s\n     name: n\n",
+			// The mapping left unfinished is the step's, which starts on 4.
+			want: []Problem{{"", 4, "invalid YAML: did not find expected key"}},
 		},
 		{
 			name: "control character",

@@ -52,7 +52,21 @@ func (p *problems) at(field string, line int, format string, args ...any) {
 		p.bad = map[string]bool{}
 	}
 	p.bad[field] = true
+	if len(p.list) >= maxProblems {
+		p.more++
+		return
+	}
 	p.push(Problem{Field: field, Line: line, Message: fmt.Sprintf(format, args...)})
+}
+
+// atPath is at for paths spelled out lazily; past the cap it does not
+// spell them out at all.
+func (p *problems) atPath(path *fieldPath, line int, format string, args ...any) {
+	if len(p.list) >= maxProblems {
+		p.more++
+		return
+	}
+	p.at(path.String(), line, format, args...)
 }
 
 // add records a validation problem; its line is that of the field or, when
@@ -66,6 +80,10 @@ func (p *problems) add(field, format string, args ...any) {
 		if f == "" {
 			break
 		}
+	}
+	if len(p.list) >= maxProblems {
+		p.more++
+		return
 	}
 	line := 0
 	if p.lines != nil {
@@ -115,14 +133,6 @@ func parentPath(field string) string {
 		return ""
 	}
 	return field[:i]
-}
-
-// joinPath appends a key to a field path.
-func joinPath(path, key string) string {
-	if path == "" {
-		return key
-	}
-	return path + "." + key
 }
 
 // indexPath appends a list index to a field path.
