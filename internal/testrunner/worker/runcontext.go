@@ -146,8 +146,9 @@ func (r *run) appendLog(e wire.ToolCall) {
 	}
 	if r.logBytes+len(e.Result) > maxLogBytes {
 		e.Result = fmt.Sprintf("[result of %d bytes not kept: the run's tool log holds at most %d MiB]", len(e.Result), maxLogBytes>>20)
+	} else {
+		r.logBytes += len(e.Result)
 	}
-	r.logBytes += len(e.Result)
 	e.Seq = len(r.mcpLog) + 1
 	r.mcpLog = append(r.mcpLog, e)
 	r.notifyLocked()

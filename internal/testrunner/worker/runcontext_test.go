@@ -1,9 +1,14 @@
 package worker
 
 import (
+	"fmt"
 	"reflect"
+	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
+
+	"cpesuite/internal/testrunner/wire"
 )
 
 func TestClipKeepsUTF8Whole(t *testing.T) {
@@ -53,5 +58,56 @@ func TestRedactArgs(t *testing.T) {
 	}
 	if redactArgs(nil) != nil {
 		t.Fatal("nil args became non-nil")
+	}
+}
+
+func TestWatchersGetCoalescedDeltas(t *testing.T) {
+	r := &run{id: "r-1", status: wire.StatusRunning, started: time.Now()}
+	ch := r.subscribe()
+	var cur cursor
+	if d, final := r.full(&cur, time.Now()); d.Delta || final || d.Output != "" {
+		t.Fatalf("first: %+v", d)
+	}
+	// A burst of changes never blocks and leaves one wake-up pending.
+	for i := range 50 {
+		r.appendOutput(fmt.Sprintf("line %d\n", i))
+		r.appendLog(wire.ToolCall{Tool: "t"})
+	}
+	if len(ch) != 1 {
+		t.Fatalf("%d wake-ups pending, want 1", len(ch))
+	}
+	<-ch
+	d, _ := r.delta(&cur, time.Now())
+	if !d.Delta || !strings.HasPrefix(d.Output, "line 0\n") || !strings.HasSuffix(d.Output, "line 49\n") || len(d.MCPLog) != 50 || d.MCPLog[49].Seq != 50 {
+		t.Fatalf("coalesced delta: output %q, %d entries", d.Output, len(d.MCPLog))
+	}
+	r.appendOutput("tail\n")
+	d, _ = r.delta(&cur, time.Now())
+	if d.Output != "tail\n" || len(d.MCPLog) != 0 || d.MCPLog == nil {
+		t.Fatalf("next delta: %q %v", d.Output, d.MCPLog)
+	}
+	<-ch
+	r.unsubscribe(ch)
+	r.appendOutput("more\n")
+	if len(ch) != 0 {
+		t.Fatal("an unsubscribed watcher was woken")
+	}
+}
+
+func TestOutputIsBounded(t *testing.T) {
+	r := &run{status: wire.StatusRunning}
+	chunk := strings.Repeat("y", 64<<10)
+	for range 40 {
+		r.appendOutput(chunk)
+	}
+	if len(r.output) > maxOutputBytes+100 || !strings.HasSuffix(string(r.output), "[output truncated: the run printed more than 1 MiB]\n") {
+		t.Fatalf("output of %d bytes, tail %q", len(r.output), r.output[len(r.output)-60:])
+	}
+	big := strings.Repeat("z", maxLogResult)
+	for range 10 {
+		r.appendLog(wire.ToolCall{Result: big})
+	}
+	if r.logBytes > maxLogBytes || !strings.Contains(r.mcpLog[9].Result, "not kept") || len(r.mcpLog) != 10 {
+		t.Fatalf("tool log holds %d bytes", r.logBytes)
 	}
 }

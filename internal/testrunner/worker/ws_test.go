@@ -13,6 +13,7 @@ import (
 	"github.com/coder/websocket"
 
 	"cpesuite/internal/testrunner/identity"
+	"cpesuite/internal/testrunner/testcase"
 	"cpesuite/internal/testrunner/wire"
 	"cpesuite/internal/testutil"
 )
@@ -238,5 +239,36 @@ func TestWebSocketClosedOnShutdown(t *testing.T) {
 	}
 	if _, err := e.dialRun(ctx, alice, id, nil); err == nil || errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("dial after shutdown: %v", err)
+	}
+}
+
+func TestSlowWatcherDoesNotBlockTheRun(t *testing.T) {
+	e := newEnv(t)
+	big := strings.Repeat("x", 32<<10)
+	var steps []testcase.Step
+	for range 64 {
+		steps = append(steps, echo(big, nil))
+	}
+	e.cases.put("big.yaml", newCase("big", append([]testcase.Step{gate()}, steps...)...))
+	ctx, cancel := context.WithTimeout(context.Background(), 2*waitFor)
+	defer cancel()
+	id := e.startRun(alice, "big.yaml", "")
+	c, err := e.dialRun(ctx, alice, id, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The watcher reads nothing while 2 MiB of tool log are produced.
+	e.tools.open(t)
+	final := e.finished(alice, id)
+	if final.Status != wire.StatusPassed || len(final.MCPLog) != 65 {
+		t.Fatalf("run: %s with %d log entries", final.Status, len(final.MCPLog))
+	}
+	msgs, status, _ := readAll(ctx, c)
+	var entries int
+	for _, m := range msgs {
+		entries += len(m.MCPLog)
+	}
+	if status != websocket.StatusNormalClosure || entries != 65 || msgs[len(msgs)-1].Status != wire.StatusPassed {
+		t.Fatalf("slow watcher: %d messages, %d log entries, close %d", len(msgs), entries, status)
 	}
 }
