@@ -13,6 +13,7 @@ import (
 	"cpesuite/internal/platform/config"
 	"cpesuite/internal/platform/grid"
 	"cpesuite/internal/speedtest"
+	"cpesuite/internal/testrunner/gateway"
 	"cpesuite/internal/tr069emu"
 )
 
@@ -23,6 +24,8 @@ type Config struct {
 	LogLevel    string
 	LogFormat   string
 	StopTimeout time.Duration
+	// TestrunnerSecret is shared by the gateway and its workers.
+	TestrunnerSecret string
 
 	// Addrs maps Listener.Flag() to the configured address.
 	Addrs map[string]string
@@ -36,6 +39,8 @@ type Config struct {
 	IoTEmu    iotemu.Config
 	FCC       fcc.Config
 	Configs   configsvc.Config
+	Gateway   gateway.Config
+	Worker    WorkerConfig
 }
 
 // RegisterFlags registers every variable on s with its default.
@@ -45,6 +50,7 @@ func (c *Config) RegisterFlags(s *config.Set, lookupEnv func(string) (string, bo
 	s.OneOf(&c.LogFormat, "log.format", "CPESUITE_LOG_FORMAT", "auto", "log format; auto is text on a terminal, JSON otherwise", "auto", "json", "text")
 	s.Duration(&c.StopTimeout, "stop-timeout", "CPESUITE_STOP_TIMEOUT", 10*time.Second, "deadline for stopping all modules after SIGINT/SIGTERM")
 
+	s.Secret(&c.TestrunnerSecret, "testrunner.secret", "CPESUITE_TESTRUNNER_SECRET", "", "secret (32+ bytes) the test-runner gateway and its workers share to sign caller identity; empty: generated in <data-dir>/testrunner-secret, which only a worker in the same data dir shares")
 	c.Addrs = map[string]string{}
 	c.AddrsSet = map[string]bool{}
 	for _, l := range Listeners {
@@ -67,6 +73,8 @@ func (c *Config) RegisterFlags(s *config.Set, lookupEnv func(string) (string, bo
 	c.IoTEmu.RegisterFlags(s)
 	c.FCC.RegisterFlags(s)
 	c.Configs.RegisterFlags(s)
+	c.Gateway.RegisterFlags(s)
+	c.Worker.RegisterFlags(s)
 }
 
 // Addr returns the configured address of a target's listener.
@@ -99,7 +107,13 @@ func (c *Config) Validate() error {
 	if err := c.FCC.Validate(); err != nil {
 		return err
 	}
-	return c.Configs.Validate()
+	if err := c.Configs.Validate(); err != nil {
+		return err
+	}
+	if err := c.Worker.Validate(); err != nil {
+		return err
+	}
+	return c.Gateway.Validate()
 }
 
 // Prepare creates the data directory and fills paths derived from it.

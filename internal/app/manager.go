@@ -38,7 +38,9 @@ type Manager struct {
 
 	modules map[string]Module
 	names   []string // registration order, for deterministic resolution
-	ready   chan struct{}
+	// order is what Run resolved, set before the first Init runs.
+	order []string
+	ready chan struct{}
 	// OnReady, when set, is called once every module has started.
 	OnReady func(order []string, took time.Duration)
 }
@@ -73,6 +75,10 @@ func (m *Manager) Targets() []string {
 	}
 	return out
 }
+
+// Running reports whether Run starts module name in this process; Inits
+// use it to wire modules that may run together or apart.
+func (m *Manager) Running(name string) bool { return slices.Contains(m.order, name) }
 
 // IsTarget reports whether name is a registered target.
 func (m *Manager) IsTarget(name string) bool { return m.modules[name].Target }
@@ -139,6 +145,7 @@ func (m *Manager) Run(ctx context.Context, targets []string) error {
 	if err != nil {
 		return err
 	}
+	m.order = order
 	began := time.Now()
 	var started []*running
 	failed := make(chan *running, len(order))

@@ -33,6 +33,8 @@ const (
 	IoTEmu    = "iot-emulator"
 	FCC       = "fcc"
 	Configs   = "configs"
+	Worker    = "worker"
+	Gateway   = "gateway"
 )
 
 // modules holds what module inits share: the configuration and the
@@ -68,6 +70,10 @@ func newModules(cfg *Config, log *slog.Logger) *modules {
 	// The configuration service's grid client uses the process's embedded
 	// member (CACHE_IS_SERVER) unless GRID_MEMBERS names a cluster.
 	m.Register(Module{Name: Configs, Target: true, Deps: []string{Grid}, Init: m.initConfigs})
+	// The worker first: in `cpesuite up` the gateway registers it as the
+	// local stand and the two share the generated identity secret.
+	m.Register(Module{Name: Worker, Target: true, Init: m.initWorker})
+	m.Register(Module{Name: Gateway, Target: true, Init: m.initGateway})
 	return m
 }
 
