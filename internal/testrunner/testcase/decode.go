@@ -89,7 +89,7 @@ func (d *decoder) structure(n *yaml.Node, path string, v reflect.Value) {
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, val := n.Content[i], n.Content[i+1]
 		if k.Kind != yaml.ScalarNode {
-			d.p.at(path, k.Line, "keys must be strings, got %s", describe(k))
+			d.p.note(path, k.Line, "keys must be strings, got %s", describe(k))
 			continue
 		}
 		fp := keyPath(path, k.Value)

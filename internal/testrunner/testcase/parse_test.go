@@ -247,8 +247,8 @@ steps:
 		},
 		{
 			name: "mapping key that is not a string",
-			doc:  "id: a\ntitle: t\nsteps: [{action: x}]\n? [k]\n: v\n",
-			want: []Problem{{"", 4, "keys must be strings"}},
+			doc:  "id: a\nsteps: [{action: x}]\n? [k]\n: v\n",
+			want: []Problem{{"", 3, "keys must be strings"}, {"title", 1, "required"}},
 		},
 		{
 			name: "syntax error",

@@ -46,17 +46,24 @@ type problems struct {
 	more  int
 }
 
-// at records a problem at a known line.
+// at records a problem with field's value at a known line; validation
+// will not complain about that value again.
 func (p *problems) at(field string, line int, format string, args ...any) {
 	if p.bad == nil {
 		p.bad = map[string]bool{}
 	}
 	p.bad[field] = true
+	p.note(field, line, format, args...)
+}
+
+// note records a problem at a known line that leaves field's value usable,
+// such as a bad key inside it.
+func (p *problems) note(field string, line int, format string, args ...any) {
 	if len(p.list) >= maxProblems {
 		p.more++
 		return
 	}
-	p.push(Problem{Field: field, Line: line, Message: fmt.Sprintf(format, args...)})
+	p.list = append(p.list, Problem{Field: field, Line: line, Message: fmt.Sprintf(format, args...)})
 }
 
 // atPath is at for paths spelled out lazily; past the cap it does not
@@ -81,10 +88,6 @@ func (p *problems) add(field, format string, args ...any) {
 			break
 		}
 	}
-	if len(p.list) >= maxProblems {
-		p.more++
-		return
-	}
 	line := 0
 	if p.lines != nil {
 		for f := field; ; f = parentPath(f) {
@@ -97,7 +100,7 @@ func (p *problems) add(field, format string, args ...any) {
 			}
 		}
 	}
-	p.push(Problem{Field: field, Line: line, Message: fmt.Sprintf(format, args...)})
+	p.note(field, line, format, args...)
 }
 
 func (p *problems) push(pr Problem) {

@@ -50,6 +50,7 @@ func OpenStore(dir string) (*Store, error) {
 
 // List summarises every .yaml and .yml file of the folder, sorted by file
 // name. Files that cannot be read or parsed are returned as FileErrors.
+// Neither list is nil.
 func (s *Store) List() ([]Summary, []FileError, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -58,7 +59,7 @@ func (s *Store) List() ([]Summary, []FileError, error) {
 		return nil, nil, err
 	}
 	sums := make([]Summary, 0, len(entries))
-	var bad []FileError
+	bad := []FileError{}
 	for _, e := range entries {
 		if e.err != "" {
 			bad = append(bad, FileError{File: e.file, Error: e.err})
@@ -122,7 +123,7 @@ func (s *Store) Put(file string, c *Case) error {
 	} else if st != regular {
 		return notFound(file)
 	}
-	if err := s.checkID(file, c.ID); err != nil {
+	if err := s.checkNewID(file, c.ID); err != nil {
 		return err
 	}
 	return s.write(file, data)
@@ -147,7 +148,7 @@ func (s *Store) PutRaw(file string, data []byte) (created bool, err error) {
 	if st == other {
 		return false, apperr.Conflict("CASE_EXISTS", "%s exists and is not a case file", file)
 	}
-	if err := s.checkID(file, c.ID); err != nil {
+	if err := s.checkNewID(file, c.ID); err != nil {
 		return false, err
 	}
 	return st == absent, s.write(file, data)
@@ -231,14 +232,17 @@ func (s *Store) Update(file string, fn func(*Case) error) error {
 	if err != nil {
 		return err
 	}
+	oldID := c.ID
 	if err := fn(c); err != nil {
 		return err
 	}
 	if data, err = s.prepare(file, c); err != nil {
 		return err
 	}
-	if err := s.checkID(file, c.ID); err != nil {
-		return err
+	if c.ID != oldID {
+		if err := s.checkID(file, c.ID); err != nil {
+			return err
+		}
 	}
 	return s.write(file, data)
 }
@@ -247,9 +251,6 @@ func (s *Store) Update(file string, fn func(*Case) error) error {
 func (s *Store) prepare(file string, c *Case) ([]byte, error) {
 	if err := ValidFileName(file); err != nil {
 		return nil, err
-	}
-	if c == nil {
-		return nil, apperr.Invalid("INVALID_CASE", "a case is required")
 	}
 	if err := c.Validate(); err != nil {
 		return nil, err
@@ -285,6 +286,17 @@ func (s *Store) checkID(file, id string) error {
 		return apperr.Conflict("CASE_ID_EXISTS", "test case id %s is already used by %s", id, owner)
 	}
 	return nil
+}
+
+// checkNewID is checkID for a replacement: keeping the id file already has
+// needs no look at the other files, which keeps bulk edits (project
+// renames touch every case of a project) from scanning the folder once per
+// file. The caller holds mu for writing.
+func (s *Store) checkNewID(file, id string) error {
+	if e := s.scanOne(file); e.err == "" && e.sum.ID == id {
+		return nil
+	}
+	return s.checkID(file, id)
 }
 
 // read returns the bytes of file; a missing file, or one that is not a

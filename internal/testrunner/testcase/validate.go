@@ -28,6 +28,9 @@ var (
 // Validate checks a case that did not come from YAML, such as a JSON
 // request body. Its problems carry no lines.
 func (c *Case) Validate() error {
+	if c == nil {
+		return invalidCase([]Problem{{Message: "a case is required"}})
+	}
 	p := &problems{}
 	validate(c, p, true)
 	return p.err()
