@@ -134,8 +134,16 @@ func upstreamError(a answer, what string) error {
 		return apperr.Invalid("WORKER_REFUSED", "%s", detail)
 	case http.StatusNotFound:
 		return apperr.NotFound("NOT_FOUND", "%s", detail)
+	case http.StatusForbidden:
+		return apperr.New(apperr.ErrForbidden, "FORBIDDEN", "%s", detail)
 	case http.StatusConflict:
 		return apperr.Conflict("WORKER_CONFLICT", "%s", detail)
+	case http.StatusRequestEntityTooLarge:
+		return apperr.New(apperr.ErrTooLarge, "TOO_LARGE", "%s", detail)
+	case http.StatusUnprocessableEntity:
+		return apperr.New(apperr.ErrUnprocessable, "UNPROCESSABLE", "%s", detail)
 	}
+	// A 401 means the worker does not share our secret: a deployment
+	// fault, not the caller's.
 	return apperr.New(apperr.ErrUpstream, "WORKER_FAILED", "worker %s answered HTTP %d while %s: %s", a.stand.Name, a.status, what, detail)
 }
