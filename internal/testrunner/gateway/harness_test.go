@@ -227,7 +227,10 @@ func (e *tenv) profile(name string, settings map[string]string) {
 // dispatch starts case file on env as tok and returns run id and stand.
 func (e *tenv) dispatch(tok, env, file string) (string, string) {
 	e.t.Helper()
-	var out struct{ RunID, Stand string }
+	var out struct {
+		RunID string `json:"run_id"`
+		Stand string
+	}
 	e.must(e.do(tok, "POST", "/api/gateway/run", map[string]any{"env": env, "test_file": file}), 200).decode(e.t, &out)
 	return out.RunID, out.Stand
 }
