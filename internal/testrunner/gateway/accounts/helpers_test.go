@@ -35,13 +35,19 @@ var system = identity.Identity{Username: "tester", Role: identity.RoleAdmin}
 // dialects are the ones this package supports.
 var dialects = []sqlstore.Dialect{sqlstore.SQLite, sqlstore.Postgres}
 
-// forEachDialect runs fn on a fresh database of each supported dialect.
+// forEachDialect runs fn on a fresh database of each supported dialect,
+// in parallel with the other tests that use it: each has databases of its
+// own, and most of their time is spent waiting for commits.
 // sqltest.ForEachDialect also runs MySQL, which this package does not
 // support, so the loop is ours while the databases are sqltest's.
 func forEachDialect(t *testing.T, fn func(t *testing.T, db *sqlstore.DB)) {
 	t.Helper()
+	t.Parallel()
 	for _, d := range dialects {
-		t.Run(string(d), func(t *testing.T) { fn(t, sqltest.Open(t, d)) })
+		t.Run(string(d), func(t *testing.T) {
+			t.Parallel()
+			fn(t, sqltest.Open(t, d))
+		})
 	}
 }
 

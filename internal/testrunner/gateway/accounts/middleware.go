@@ -14,6 +14,8 @@ import (
 var errAuthRequired = apperr.New(apperr.ErrUnauthorized, "AUTH_REQUIRED",
 	"authentication required: send Authorization: Bearer <token> from POST /api/auth/login")
 
+var errAdminRequired = apperr.New(apperr.ErrForbidden, "ADMIN_REQUIRED", "admin role required")
+
 type sessionKey struct{}
 
 // Middleware authenticates every request for which open(r) is false (a nil
@@ -85,7 +87,7 @@ func RequireAdmin(r *http.Request) error {
 		return errAuthRequired
 	}
 	if !id.IsAdmin() {
-		return apperr.New(apperr.ErrForbidden, "ADMIN_REQUIRED", "admin role required")
+		return errAdminRequired
 	}
 	return nil
 }

@@ -23,17 +23,8 @@ type User struct {
 	UpdatedAt time.Time `json:"updated_at"`
 }
 
-// Identity returns the caller identity of u.
-func (u User) Identity() identity.Identity {
-	return identity.Identity{Username: u.Username, Role: u.Role, Stand: u.Stand}
-}
-
-// bootstrapActor names the start-up code in the audit log. It is not a
-// valid username, so it cannot be mistaken for a person.
-const bootstrapActor = "(bootstrap)"
-
 func errUserNotFound(username string) error {
-	return apperr.NotFound("USER_NOT_FOUND", "user %q not found", username)
+	return apperr.NotFound("USER_NOT_FOUND", "user %q not found", clean(username, maxNameField))
 }
 
 const userColumns = "username, role, stand, created_at, updated_at"
@@ -90,9 +81,12 @@ func (s *Service) User(ctx context.Context, username string) (User, error) {
 	return u, nil
 }
 
-// CreateUser creates an account on behalf of actor. role defaults to
-// editor; stand is optional.
+// CreateUser creates an account on behalf of actor, who must be an admin.
+// role defaults to editor; stand is optional.
 func (s *Service) CreateUser(ctx context.Context, actor identity.Identity, username, password, role, stand string) (User, error) {
+	if err := adminActor(actor); err != nil {
+		return User{}, err
+	}
 	role, err := s.checkNewUser(username, password, role, stand)
 	if err != nil {
 		return User{}, err
@@ -109,6 +103,15 @@ func (s *Service) CreateUser(ctx context.Context, actor identity.Identity, usern
 		Detail: describeUser(u), Success: true})
 	s.log.InfoContext(ctx, "gateway user created", "actor", actor.Username, "username", u.Username, "role", u.Role)
 	return u, nil
+}
+
+// adminActor repeats the HTTP layer's admin check, so that a caller of the
+// Go API that forgot RequireAdmin fails closed.
+func adminActor(actor identity.Identity) error {
+	if !actor.IsAdmin() {
+		return errAdminRequired
+	}
+	return nil
 }
 
 func (s *Service) checkNewUser(username, password, role, stand string) (string, error) {
@@ -156,7 +159,7 @@ func (s *Service) insertUser(ctx context.Context, ex execer, username, hash, rol
 }
 
 // ResetPassword sets a new password for username and ends all of that
-// user's sessions.
+// user's sessions. actor must be an admin.
 func (s *Service) ResetPassword(ctx context.Context, actor identity.Identity, username, password string) error {
 	_, err := s.resetPassword(ctx, actor, username, password)
 	return err
@@ -164,6 +167,9 @@ func (s *Service) ResetPassword(ctx context.Context, actor identity.Identity, us
 
 // resetPassword returns the stored spelling of the username.
 func (s *Service) resetPassword(ctx context.Context, actor identity.Identity, username, password string) (string, error) {
+	if err := adminActor(actor); err != nil {
+		return "", err
+	}
 	if err := validUsername(username); err != nil {
 		return "", errUserNotFound(username)
 	}
@@ -201,10 +207,14 @@ func (s *Service) resetPassword(ctx context.Context, actor identity.Identity, us
 	return stored, nil
 }
 
-// DeleteUser removes an account and its sessions. An admin cannot delete
+// DeleteUser removes an account and its sessions on behalf of actor, who
+// must be an admin. An admin cannot delete
 // their own account, and the last admin cannot be deleted, so the gateway
 // can never be left without someone who can manage it.
 func (s *Service) DeleteUser(ctx context.Context, actor identity.Identity, username string) error {
+	if err := adminActor(actor); err != nil {
+		return err
+	}
 	if err := validUsername(username); err != nil {
 		return errUserNotFound(username)
 	}
@@ -253,60 +263,6 @@ func (s *Service) DeleteUser(ctx context.Context, actor identity.Identity, usern
 		Detail: describeUser(deleted), Success: true})
 	s.log.InfoContext(ctx, "gateway user deleted", "actor", actor.Username, "username", deleted.Username)
 	return nil
-}
-
-// Bootstrap creates the first admin on an empty account table and reports
-// whether it did. With any account present it does nothing, whatever the
-// name: the configured bootstrap credentials only ever open a fresh
-// installation. The input is validated either way, so a bad setting is
-// reported on every start, not only on the first.
-func (s *Service) Bootstrap(ctx context.Context, username, password string) (bool, error) {
-	if err := validUsername(username); err != nil {
-		return false, err
-	}
-	if err := validPassword(password, username); err != nil {
-		return false, err
-	}
-	if n, err := countUsers(ctx, s.db.DB); err != nil || n > 0 {
-		return false, err
-	}
-	hash, err := passwd.Hash(password)
-	if err != nil {
-		return false, fmt.Errorf("hashing password: %w", err)
-	}
-	var created User
-	err = s.db.InTx(ctx, func(tx *sql.Tx) error {
-		if err := s.lockUsers(ctx, tx); err != nil {
-			return err
-		}
-		// Counted again under the lock: another gateway process may have
-		// bootstrapped since the first count.
-		if n, err := countUsers(ctx, tx); err != nil || n > 0 {
-			return err
-		}
-		u, err := s.insertUser(ctx, tx, username, hash, identity.RoleAdmin, "")
-		created = u
-		return err
-	})
-	if err != nil || created.Username == "" {
-		return false, err
-	}
-	s.Record(ctx, Entry{Username: bootstrapActor, Action: ActionUserCreate, Target: created.Username,
-		Detail: "first admin; " + describeUser(created), Success: true})
-	s.log.InfoContext(ctx, "gateway bootstrap admin created", "username", created.Username)
-	return true, nil
-}
-
-type queryRower interface {
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-}
-
-func countUsers(ctx context.Context, q queryRower) (int, error) {
-	var n int
-	if err := q.QueryRowContext(ctx, "SELECT COUNT(*) FROM gw_users").Scan(&n); err != nil {
-		return 0, fmt.Errorf("counting users: %w", err)
-	}
-	return n, nil
 }
 
 // lockUsers serialises the transactions that check a property of the whole

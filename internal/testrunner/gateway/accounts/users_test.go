@@ -94,6 +94,16 @@ func TestCreateUserValidation(t *testing.T) {
 	})
 }
 
+func TestServiceRequiresAdminActor(t *testing.T) {
+	svc, _, _ := openTest(t, sqltest.Open(t, sqlstore.SQLite), Config{})
+	ctx := context.Background()
+	editor := identity.Identity{Username: "e", Role: identity.RoleEditor}
+	_, err := svc.CreateUser(ctx, editor, "alice", "Fine-Pass-12345", "", "")
+	wantCode(t, err, 403, "ADMIN_REQUIRED")
+	wantCode(t, svc.ResetPassword(ctx, editor, "alice", "Fine-Pass-12345"), 403, "ADMIN_REQUIRED")
+	wantCode(t, svc.DeleteUser(ctx, editor, "alice"), 403, "ADMIN_REQUIRED")
+}
+
 func TestUnknownUsers(t *testing.T) {
 	forEachDialect(t, func(t *testing.T, db *sqlstore.DB) {
 		h := newHarness(t, db, Config{})
