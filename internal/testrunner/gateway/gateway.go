@@ -173,8 +173,12 @@ func mustCaller(r *http.Request) identity.Identity {
 
 // audit records an action of the caller in the central activity log.
 func (g *Gateway) audit(r *http.Request, action, target, detail string, ok bool) {
+	addr := "unknown"
+	if a := accounts.ClientAddr(r, g.cfg.TrustedProxies); a.IsValid() {
+		addr = a.String()
+	}
 	g.acc.Record(r.Context(), accounts.Entry{Username: mustCaller(r).Username, Action: action, Target: target,
-		Detail: detail, Success: ok, ClientAddr: accounts.ClientAddr(r, g.cfg.TrustedProxies).String()})
+		Detail: detail, Success: ok, ClientAddr: addr})
 }
 
 var errNotConfigured = apperr.New(apperr.ErrUnavailable, "PROVISIONING_NOT_CONFIGURED",
