@@ -9,8 +9,8 @@ import (
 	"strings"
 
 	"cpesuite/internal/configsvc/mailer"
-	"cpesuite/internal/platform/passwd"
 	"cpesuite/internal/platform/apperr"
+	"cpesuite/internal/platform/passwd"
 )
 
 // Password delivery values of the account results.

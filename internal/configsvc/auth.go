@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"cpesuite/internal/configsvc/jwtauth"
-	"cpesuite/internal/platform/passwd"
 	"cpesuite/internal/platform/apperr"
+	"cpesuite/internal/platform/passwd"
 )
 
 // Principal is the authenticated caller of a request.

@@ -22,8 +22,8 @@ import (
 
 	"cpesuite/internal/configsvc/jwtauth"
 	"cpesuite/internal/configsvc/mailer"
-	"cpesuite/internal/platform/passwd"
 	"cpesuite/internal/platform/grid"
+	"cpesuite/internal/platform/passwd"
 	"cpesuite/internal/platform/sqlstore"
 )
 
