@@ -121,6 +121,7 @@ func (g *Gateway) Routes(mux *httpx.Mux) {
 
 	mux.Handle("GET /{$}", h(g.index))
 	mux.Handle("GET /health", h(g.health))
+	mux.Handle("GET /openapi.json", h(serveOpenAPI))
 
 	mux.Handle("GET /api/gateway/profiles", h(g.listProfiles))
 	mux.Handle("POST /api/gateway/profiles", h(admin(g.putProfile)))
