@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 
 	"cpesuite/internal/platform/apperr"
@@ -27,9 +28,10 @@ func (g *Gateway) index(w http.ResponseWriter, _ *http.Request) error {
 	})
 }
 
+// workerHealth leaves base_url out: /health is open and stand addresses
+// are internal.
 type workerHealth struct {
 	Name       string `json:"name"`
-	BaseURL    string `json:"base_url"`
 	Enabled    bool   `json:"enabled"`
 	Reachable  bool   `json:"reachable"`
 	Busy       bool   `json:"busy"`
@@ -49,7 +51,7 @@ func (g *Gateway) health(w http.ResponseWriter, r *http.Request) error {
 	for i, st := range stands {
 		wg.Go(func() {
 			h, err := g.wc.health(r.Context(), st)
-			out[i] = workerHealth{Name: st.Name, BaseURL: st.BaseURL, Enabled: st.Enabled, Reachable: err == nil, Busy: h.Busy, ActiveRuns: h.ActiveRuns}
+			out[i] = workerHealth{Name: st.Name, Enabled: st.Enabled, Reachable: err == nil, Busy: h.Busy, ActiveRuns: h.ActiveRuns}
 			if err != nil {
 				out[i].Error = "unreachable"
 			}
@@ -167,7 +169,7 @@ func boolQuery(r *http.Request, name string) (bool, error) {
 	}
 	b, err := strconv.ParseBool(v)
 	if err != nil {
-		return false, apperr.Invalid("INVALID_"+name, "%s must be true or false", name)
+		return false, apperr.Invalid("INVALID_"+strings.ToUpper(name), "%s must be true or false", name)
 	}
 	return b, nil
 }
@@ -346,7 +348,7 @@ func (g *Gateway) dispatchRun(w http.ResponseWriter, r *http.Request) error {
 			if b.Model != "" {
 				q.Set("model", b.Model)
 			}
-			a := g.wc.call(r.Context(), st, caller, http.MethodPost, "/api/run", q, nil)
+			a := g.wc.callWithin(r.Context(), g.cfg.ProxyTimeout, st, caller, http.MethodPost, "/api/run", q, nil)
 			if a.ok() && json.Unmarshal(a.body, &started) != nil {
 				a.status = http.StatusBadGateway
 			}
@@ -412,7 +414,7 @@ func (g *Gateway) dispatchBatch(w http.ResponseWriter, r *http.Request) error {
 	var started wire.StartBatch
 	st, _, err := g.disp.dispatch(r.Context(), caller, dispatchRequest{Env: b.Env, Model: b.Model, DryRun: b.DryRun},
 		func(st Stand) (string, string, answer) {
-			a := g.wc.call(r.Context(), st, caller, http.MethodPost, "/api/run/batch", nil,
+			a := g.wc.callWithin(r.Context(), g.cfg.ProxyTimeout, st, caller, http.MethodPost, "/api/run/batch", nil,
 				wire.StartBatchRequest{TestFiles: files, Model: b.Model, DryRun: b.DryRun})
 			if a.ok() && json.Unmarshal(a.body, &started) != nil {
 				a.status = http.StatusBadGateway

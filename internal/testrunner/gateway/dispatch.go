@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strconv"
 	"sync"
+	"time"
 
 	"cpesuite/internal/platform/apperr"
 	"cpesuite/internal/testrunner/identity"
@@ -29,6 +30,7 @@ type envLock struct {
 // probed without the lock; the choice and the reservation happen under
 // it, so two dispatches can never take one worker or one env.
 type dispatcher struct {
+	slow  time.Duration // limit of applying settings
 	mu    sync.Mutex
 	envs  map[string]*envLock
 	wc    *workerClient
@@ -244,7 +246,7 @@ func (d *dispatcher) apply(ctx context.Context, st Stand, env string, prof Profi
 		settings[k] = v
 	}
 	settings["env_name"] = env
-	if a := d.wc.call(ctx, st, systemIdentity, http.MethodPut, "/api/settings", nil, settings); !a.ok() {
+	if a := d.wc.callWithin(ctx, d.slow, st, systemIdentity, http.MethodPut, "/api/settings", nil, settings); !a.ok() {
 		return fail(a)
 	}
 	return nil

@@ -182,6 +182,11 @@ func TestPortainerFlows(t *testing.T) {
 	if p.Provisioned == nil || p.Provisioned.Stack != "mcp-tr-emul-lab" || p.Settings["emulator_url"] != "http://mcp-tr-emul-lab:8555" {
 		t.Fatalf("provisioned profile %+v", p)
 	}
+	// Asking again reuses the existing stack instead of failing.
+	e.must(e.do(ad, "POST", "/api/gateway/profiles", map[string]any{"name": "lab", "settings": map[string]string{}, "provision": true}), 200).decode(t, &p)
+	if p.Provisioned == nil || p.Provisioned.Stack != "mcp-tr-emul-lab" {
+		t.Fatalf("provision again: %+v", p)
+	}
 	// Replacing it does not provision again.
 	e.must(e.do(ad, "POST", "/api/gateway/profiles", map[string]any{"name": "lab", "settings": map[string]string{"acs_url": "http://acs:7557/acs"}}), 200).decode(t, &p)
 	if p.Provisioned != nil {
@@ -297,6 +302,9 @@ func TestHealthAndRouting(t *testing.T) {
 	}
 	if h.Status != "degraded" || !reach["w1"] || !reach["w2"] || reach["gone"] {
 		t.Fatalf("health %+v", h)
+	}
+	if strings.Contains(string(e.do("", "GET", "/health", nil).body), "127.0.0.1") {
+		t.Error("the open /health shows stand addresses")
 	}
 	if r := e.must(e.do(e.admin, "GET", "/api/settings", nil, "X-Stand", "w2"), 200); r.header.Get("X-Stand") != "w2" {
 		t.Errorf("X-Stand w2 answered by %q", r.header.Get("X-Stand"))

@@ -76,6 +76,7 @@ func New(ctx context.Context, cfg Config, db *sqlstore.DB, secret []byte, versio
 	}
 	g.wc = &workerClient{secret: secret, hc: &http.Client{Transport: tr}, now: g.now, timeout: cfg.HealthTimeout}
 	g.disp = newDispatcher(g.wc, f)
+	g.disp.slow = cfg.ProxyTimeout
 	g.rp = g.newReverseProxy()
 	if cfg.Portainer.Configured() {
 		if g.pt, err = portainer.New(cfg.Portainer); err != nil {
@@ -111,8 +112,27 @@ func isOpen(r *http.Request) bool {
 		p == "/novnc" || strings.HasPrefix(p, "/novnc/")
 }
 
-// Middleware authenticates every request that is not open.
-func (g *Gateway) Middleware() func(http.Handler) http.Handler { return g.acc.Middleware(isOpen) }
+// Middleware authenticates every request that is not open. Browsers
+// cannot set Authorization on a WebSocket, so /ws/ also takes the token
+// as the access_token query parameter (RFC 6750, 2.3); it is moved into
+// the header and never forwarded.
+func (g *Gateway) Middleware() func(http.Handler) http.Handler {
+	auth := g.acc.Middleware(isOpen)
+	return func(next http.Handler) http.Handler {
+		h := auth(next)
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if strings.HasPrefix(r.URL.Path, "/ws/") && r.URL.Query().Has("access_token") {
+				q := r.URL.Query()
+				if r.Header.Get("Authorization") == "" {
+					r.Header.Set("Authorization", "Bearer "+q.Get("access_token"))
+				}
+				q.Del("access_token")
+				r.URL.RawQuery = q.Encode()
+			}
+			h.ServeHTTP(w, r)
+		})
+	}
+}
 
 // Routes mounts every gateway endpoint and the worker proxy.
 func (g *Gateway) Routes(mux *httpx.Mux) {

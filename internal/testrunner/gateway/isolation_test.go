@@ -163,3 +163,34 @@ func TestWorkerTrustsOnlyTheGatewaysSignature(t *testing.T) {
 		t.Fatalf("worker accepted a gateway token: %d", res.StatusCode)
 	}
 }
+
+// TestWebSocketFromABrowser: a browser page served by the gateway sends
+// its own Origin and cannot set Authorization, so it passes the token as
+// access_token; another site's Origin is refused.
+func TestWebSocketFromABrowser(t *testing.T) {
+	e := newEnv(t, envOpts{workers: []string{"w1"}})
+	e.profile("lab", map[string]string{})
+	run, _ := e.dispatch(e.admin, "lab", "slow.yaml")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	base := "ws" + strings.TrimPrefix(e.url, "http") + "/ws/run/" + run
+	origin := func(o string) *websocket.DialOptions {
+		return &websocket.DialOptions{HTTPHeader: http.Header{"Origin": {o}}}
+	}
+	c, _, err := websocket.Dial(ctx, base+"?access_token="+e.admin, origin(e.url))
+	if err != nil {
+		t.Fatalf("same-origin socket with access_token: %v", err)
+	}
+	_, msg, err := c.Read(ctx)
+	if err != nil || !strings.Contains(string(msg), run) {
+		t.Fatalf("first message %s %v", msg, err)
+	}
+	c.CloseNow()
+	if _, res, err := websocket.Dial(ctx, base+"?access_token="+e.admin, origin("https://evil.example")); err == nil || res == nil || res.StatusCode != 403 {
+		t.Fatalf("foreign origin: %v %v", err, res)
+	}
+	if _, res, err := websocket.Dial(ctx, base+"?access_token=trg_bogus", origin(e.url)); err == nil || res == nil || res.StatusCode != 401 {
+		t.Fatalf("bad access_token: %v %v", err, res)
+	}
+	e.must(e.do(e.admin, "POST", "/api/run/stop", nil), 200)
+}

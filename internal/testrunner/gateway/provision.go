@@ -3,6 +3,7 @@ package gateway
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
@@ -91,6 +92,11 @@ func (g *Gateway) provisionEmulator(ctx context.Context, env string) (*provision
 	}
 	name := emulatorStack(env)
 	st, err := g.pt.CreateStack(ctx, name, render(emulatorCompose, composeVars{g.cfg.EmulatorImage, name, g.cfg.StackNetwork}), nil)
+	if errors.Is(err, apperr.ErrConflict) {
+		// Provisioned before (a profile deleted without teardown, or
+		// provision=true again): the existing stack serves.
+		st, err = g.pt.StackByName(ctx, name)
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/http/httputil"
 	"net/url"
@@ -48,9 +49,17 @@ func (g *Gateway) newReverseProxy() *httputil.ReverseProxy {
 			pr.Out.Header.Del("Authorization")
 			pr.Out.Header.Del(StandHeader)
 			pr.Out.Header.Del("Cookie")
+			// The gateway checked the browser's Origin (sameOrigin); to
+			// the worker the gateway is the client.
+			pr.Out.Header.Del("Origin")
 			identity.SignRequest(g.secret, pr.Out, t.id, g.now())
 		},
 		ModifyResponse: func(resp *http.Response) error {
+			if resp.StatusCode == http.StatusUnauthorized {
+				// The caller is authenticated; a worker refusing the
+				// signed identity does not share our secret.
+				return errWorkerSecret
+			}
 			resp.Header.Set("X-Stand", resp.Request.Context().Value(proxyKey{}).(proxyTarget).stand.Name)
 			return nil
 		},
@@ -73,6 +82,23 @@ func (g *Gateway) forward(w http.ResponseWriter, r *http.Request, st Stand, id i
 	g.rp.ServeHTTP(w, r.WithContext(ctx))
 }
 
+var errWorkerSecret = errors.New("worker refused the signed identity: it does not share CPESUITE_TESTRUNNER_SECRET")
+
+// sameOrigin accepts WebSocket upgrades from no Origin (tools) or from a
+// page served by the gateway's own host, so another site cannot open a
+// socket with a user's credentials.
+func sameOrigin(r *http.Request) error {
+	o := r.Header.Get("Origin")
+	if o == "" {
+		return nil
+	}
+	u, err := url.Parse(o)
+	if err != nil || !strings.EqualFold(u.Host, r.Host) {
+		return apperr.New(apperr.ErrForbidden, "ORIGIN_FORBIDDEN", "WebSocket origin %q is not this gateway", o)
+	}
+	return nil
+}
+
 func isUpgrade(r *http.Request) bool {
 	return strings.EqualFold(r.Header.Get("Upgrade"), "websocket")
 }
@@ -83,6 +109,11 @@ func (g *Gateway) routed(w http.ResponseWriter, r *http.Request) error {
 	for _, p := range gatewayPrefixes {
 		if strings.HasPrefix(r.URL.Path, p) || r.URL.Path == strings.TrimSuffix(p, "/") {
 			return apperr.NotFound("NOT_FOUND", "no such gateway endpoint: %s %s", r.Method, r.URL.Path)
+		}
+	}
+	if isUpgrade(r) {
+		if err := sameOrigin(r); err != nil {
+			return err
 		}
 	}
 	id := mustCaller(r)
@@ -141,7 +172,8 @@ func reachable(w http.ResponseWriter, as []answer) ([]answer, error) {
 	var ok []answer
 	var down []string
 	for _, a := range as {
-		if a.err != nil || a.status/100 == 5 {
+		// A 401 from a worker means it does not share our secret.
+		if a.err != nil || a.status/100 == 5 || a.status == http.StatusUnauthorized {
 			down = append(down, a.stand.Name)
 			continue
 		}
@@ -307,8 +339,8 @@ func (g *Gateway) stop(w http.ResponseWriter, r *http.Request) error {
 	return httpx.WriteJSON(w, http.StatusOK, out)
 }
 
-// batchStatus picks the caller's batch: a running one first, else the
-// latest finished one the workers report, else none.
+// batchStatus picks the caller's batch: a running one first, else a
+// finished one, else none.
 func (g *Gateway) batchStatus(w http.ResponseWriter, r *http.Request) error {
 	as, err := g.fanOut(r, "/api/run/batch", nil)
 	if err != nil {
@@ -319,6 +351,8 @@ func (g *Gateway) batchStatus(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	best := -1
+	// The status carries no time: among finished batches the first
+	// stand by name wins.
 	rank := map[string]int{wire.BatchRunning: 3, wire.BatchDone: 2, wire.BatchIdle: 1}
 	for i, s := range sts {
 		if best < 0 || rank[s.Status] > rank[sts[best].Status] {
@@ -382,6 +416,9 @@ func (g *Gateway) reportRows(w http.ResponseWriter, r *http.Request) error {
 // before any upgrade.
 func (g *Gateway) watch(w http.ResponseWriter, r *http.Request) error {
 	runID := r.PathValue("run_id")
+	if err := sameOrigin(r); err != nil {
+		return err
+	}
 	as, err := g.fanOut(r, "/api/runs/"+url.PathEscape(runID), nil)
 	if err != nil {
 		return err

@@ -43,9 +43,16 @@ type answer struct {
 
 func (a answer) ok() bool { return a.err == nil && a.status/100 == 2 }
 
-// call makes one request as id and reads the whole answer.
+// call makes one request as id within the probe time-out and reads the
+// whole answer.
 func (c *workerClient) call(ctx context.Context, st Stand, id identity.Identity, method, path string, q url.Values, body any) answer {
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	return c.callWithin(ctx, c.timeout, st, id, method, path, q, body)
+}
+
+// callWithin is call with its own time-out, for calls that do work on
+// the worker (applying settings, starting a run).
+func (c *workerClient) callWithin(ctx context.Context, timeout time.Duration, st Stand, id identity.Identity, method, path string, q url.Values, body any) answer {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var rd io.Reader
 	if body != nil {

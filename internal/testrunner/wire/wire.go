@@ -208,7 +208,9 @@ type StopResult struct {
 
 // Error is the body of every test-runner error (gateway and worker): the
 // spec shows no error body, so this follows the common FastAPI shape
-// {"detail": "..."} that the spec's note-conflict body extends.
+// {"detail": "..."} that the spec's note-conflict body extends, plus a
+// machine-readable code.
 type Error struct {
 	Detail string `json:"detail"`
+	Code   string `json:"code"`
 }
