@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"time"
 
 	"cpesuite/internal/platform/apperr"
 	"cpesuite/internal/platform/httpx"
@@ -258,6 +259,28 @@ func decodeAll[T any](w http.ResponseWriter, as []answer) ([]T, []Stand, error) 
 	return out, stands, nil
 }
 
+// mergeNewest joins the lists of several stands, newest first; stamp
+// names the stand on a row and returns the row's start time.
+func mergeNewest[T any](lists [][]T, stands []Stand, stamp func(*T, string) time.Time) []T {
+	type row struct {
+		v  T
+		at time.Time
+	}
+	var rows []row
+	for i, l := range lists {
+		for _, v := range l {
+			at := stamp(&v, stands[i].Name)
+			rows = append(rows, row{v, at})
+		}
+	}
+	slices.SortStableFunc(rows, func(a, b row) int { return b.at.Compare(a.at) })
+	out := make([]T, len(rows))
+	for i, r := range rows {
+		out[i] = r.v
+	}
+	return out
+}
+
 // runs merges the caller's runs of every worker, newest first, capped at
 // the spec's 100 (admins with all=true get everyone's).
 func (g *Gateway) runs(w http.ResponseWriter, r *http.Request) error {
@@ -269,14 +292,10 @@ func (g *Gateway) runs(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	all := []wire.RunSummary{}
-	for i, l := range lists {
-		for _, s := range l {
-			s.Stand = stands[i].Name
-			all = append(all, s)
-		}
-	}
-	slices.SortStableFunc(all, func(a, b wire.RunSummary) int { return b.StartedAt.Compare(a.StartedAt) })
+	all := mergeNewest(lists, stands, func(s *wire.RunSummary, stand string) time.Time {
+		s.Stand = stand
+		return s.StartedAt
+	})
 	if len(all) > 100 {
 		all = all[:100]
 	}
@@ -400,14 +419,10 @@ func (g *Gateway) reportRows(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	rows := []wire.BatchReportRow{}
-	for i, l := range lists {
-		for _, row := range l {
-			row.Stand = stands[i].Name
-			rows = append(rows, row)
-		}
-	}
-	slices.SortStableFunc(rows, func(a, b wire.BatchReportRow) int { return b.StartedAt.Compare(a.StartedAt) })
+	rows := mergeNewest(lists, stands, func(row *wire.BatchReportRow, stand string) time.Time {
+		row.Stand = stand
+		return row.StartedAt
+	})
 	return httpx.WriteJSON(w, http.StatusOK, rows)
 }
 
