@@ -202,6 +202,17 @@ func (e *env) postJSON(url, token string, body any, want int, out any) error {
 	return nil
 }
 
+// dbBytes is the size of the gateway's SQLite file and its WAL.
+func (e *env) dbBytes() int64 {
+	var n int64
+	for _, suffix := range []string{"", "-wal"} {
+		if fi, err := os.Stat(filepath.Join(e.dir, "gateway.db"+suffix)); err == nil {
+			n += fi.Size()
+		}
+	}
+	return n
+}
+
 func (e *env) close() {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

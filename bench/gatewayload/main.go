@@ -139,6 +139,7 @@ type report struct {
 	AuthenticateUS float64       `json:"authenticate_p50_us,omitempty"`
 	Argon2MS       float64       `json:"argon2_verify_p50_ms,omitempty"`
 	Logins         []loginResult `json:"logins,omitempty"`
+	DBBytes        int64         `json:"gateway_db_bytes,omitempty"`
 }
 
 // loadavg is the first three fields of /proc/loadavg: the machine is
@@ -186,6 +187,8 @@ func run(ctx context.Context, o options) (*report, error) {
 			if rep.Logins, err = loginPhases(e, o.clients, o.dur); err != nil {
 				return nil, err
 			}
+			rep.DBBytes = e.dbBytes()
+			fmt.Printf("  gateway.db with its WAL after the login loads: %.1f MiB\n", float64(rep.DBBytes)/(1<<20))
 		}
 	}
 	rep.LoadAfter = loadavg()

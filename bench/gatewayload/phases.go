@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/http/httputil"
+	"net/url"
 	"time"
 
 	"cpesuite/internal/testrunner/identity"
@@ -26,18 +28,46 @@ func (e *env) viaGateway(name, path string, want int) probe {
 	return probe{name: name, client: e.client, url: e.gwURL + path, want: want, prepare: e.bearer}
 }
 
+// bareProxy serves a plain httputil.ReverseProxy to w that signs the
+// admin's identity and does nothing else: the cost of the extra hop alone,
+// without the gateway's token check and stand lookup.
+func (e *env) bareProxy(w *benchWorker) (string, error) {
+	target, err := url.Parse(w.url)
+	if err != nil {
+		return "", err
+	}
+	rp := &httputil.ReverseProxy{
+		Transport: newClient(64).Transport,
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.SetURL(target)
+			pr.SetXForwarded()
+			identity.SignRequest(e.secret, pr.Out, adminIdentity, time.Now())
+		},
+	}
+	return e.serve(rp)
+}
+
 // proxyPhase compares direct and proxied latency of a routed and a
 // fanned-out endpoint with one stand, then of the fanned-out one with two.
+// A bare reverse proxy to the first worker runs alongside as a control.
 func proxyPhase(e *env, o options) ([]comparison, error) {
 	w1, err := e.addWorker("w1")
 	if err != nil {
 		return nil, err
 	}
-	dc := newClient(4)
+	bare, err := e.bareProxy(w1)
+	if err != nil {
+		return nil, err
+	}
+	dc, bc := newClient(4), newClient(4)
 	var out []comparison
 	measure := func(name, path string) error {
 		fmt.Println(name + ":")
-		c, err := compare(name, []probe{e.direct(w1, path, dc), e.viaGateway("gateway", path, http.StatusOK)}, o.n, o.warm, o.rounds)
+		c, err := compare(name, []probe{
+			e.direct(w1, path, dc),
+			{name: "bare ReverseProxy", client: bc, url: bare + path, want: http.StatusOK, prepare: func(*http.Request) {}},
+			e.viaGateway("gateway", path, http.StatusOK),
+		}, o.n, o.warm, o.rounds)
 		if err != nil {
 			return err
 		}
