@@ -91,8 +91,9 @@ func proxyPhase(e *env, o options) ([]comparison, error) {
 }
 
 // authPhase compares, on the gateway's server, a no-op handler without
-// and with the token check, and GET /api/auth/me (token check plus an
-// account read).
+// and with the token check, GET /api/auth/me (token check plus an account
+// read) and GET /api/gateway/stands (token check plus the stand list read
+// that every proxied request makes; two stands after the proxy phase).
 func authPhase(_ context.Context, e *env, o options) (comparison, error) {
 	name := "token authentication on the gateway's server"
 	fmt.Println(name + ":")
@@ -102,6 +103,7 @@ func authPhase(_ context.Context, e *env, o options) (comparison, error) {
 		open,
 		e.viaGateway("no-op, token", noopAuthPath, http.StatusNoContent),
 		e.viaGateway("GET /api/auth/me", "/api/auth/me", http.StatusOK),
+		e.viaGateway("GET /api/gateway/stands", "/api/gateway/stands", http.StatusOK),
 	}, o.n, o.warm, o.rounds)
 	if err != nil {
 		return c, err
