@@ -14,14 +14,16 @@
 // Phases:
 //   - proxy: GET /api/settings (routed through httputil.ReverseProxy) and
 //     GET /api/runs/active (fanned out to every stand and merged), each
-//     measured directly at the worker and through the gateway, request
-//     by request in turn; then the fan-out again with two stands. The
+//     measured directly at the worker, through a bare ReverseProxy that
+//     only signs (the hop alone) and through the gateway, request by
+//     request in turn; then the fan-out again with two stands. The
 //     direct request is signed before its clock starts: a real client
 //     could not sign, so signing is not part of the baseline, while the
 //     gateway's own signing is part of what it adds.
 //   - auth: a no-op handler on an open path, the same handler behind the
-//     token check, and GET /api/auth/me, all on the gateway's server;
-//     plus the in-process cost of identity.Sign and of Authenticate.
+//     token check, GET /api/auth/me and GET /api/gateway/stands, all on
+//     the gateway's server; plus the in-process cost of identity.Sign and
+//     of Authenticate.
 //   - login: POST /api/auth/login with C concurrent clients for D, with
 //     the right password, with a wrong one from a fresh address each time
 //     (a full argon2 verification) and from a rate-limited pair (429,
