@@ -56,9 +56,11 @@ func (s *Service) Login(ctx context.Context, username, password string, client n
 	ok, wait := s.limiter.begin(key, s.now())
 	if !ok {
 		wait = retrySeconds(wait)
-		s.Record(ctx, Entry{Username: attempted, Action: ActionLoginRateLimited, ClientAddr: addr,
-			Detail: "retry after " + strconv.Itoa(int(wait/time.Second)) + "s"})
-		s.log.WarnContext(ctx, "gateway login rate limited", "username", attempted, "client", addr)
+		if s.limiter.firstRefusal(key) {
+			s.Record(ctx, Entry{Username: attempted, Action: ActionLoginRateLimited, ClientAddr: addr,
+				Detail: "retry after " + strconv.Itoa(int(wait/time.Second)) + "s; later refusals in this window are not recorded"})
+			s.log.WarnContext(ctx, "gateway login rate limited", "username", attempted, "client", addr)
+		}
 		return "", User{}, time.Time{}, apperr.Wrap(apperr.ErrTooManyRequests, &rateLimited{after: wait},
 			"LOGIN_RATE_LIMITED", "too many failed logins; try again later").
 			WithDetails(map[string]any{"retry_after": int(wait / time.Second)})

@@ -39,6 +39,10 @@ type limitKey struct{ user, addr string }
 type limitEntry struct {
 	failures []time.Time // oldest first, at most max
 	pending  int         // attempts begun and not yet ended
+	// refused counts refusals since the pair was last let through; only
+	// the first is audited, so hammering a limited pair cannot grow the
+	// audit table.
+	refused int
 }
 
 func newLimiter(max int, window time.Duration, maxKeys int) *limiter {
@@ -71,7 +75,21 @@ func (l *limiter) begin(key limitKey, now time.Time) (bool, time.Duration) {
 		return false, e.retryAfter(now, l.window)
 	}
 	e.pending++
+	e.refused = 0
 	return true, 0
+}
+
+// firstRefusal reports whether a refusal of key is the first since the
+// pair was last let through, and counts it.
+func (l *limiter) firstRefusal(key limitKey) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	e := l.entries[key]
+	if e == nil {
+		return true
+	}
+	e.refused++
+	return e.refused == 1
 }
 
 // end releases the reservation of begin and records a failure when the

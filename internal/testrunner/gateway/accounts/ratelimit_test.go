@@ -61,8 +61,10 @@ func TestLoginRateLimit(t *testing.T) {
 		wantError(t, h.loginAs(editorName, "Wrong-Pass-1234", addrA), 401, "INVALID_CREDENTIALS")
 		wantError(t, h.loginAs(editorName, editorPass, addrA), 429, "LOGIN_RATE_LIMITED")
 
+		// Three refusals, two audited: the first of each run of refusals
+		// (a limited pair hammering the login cannot grow the table).
 		limited := h.activity(ActionLoginRateLimited)
-		if len(limited) != 3 || limited[0].Username != editorName || limited[0].ClientAddr != "192.0.2.1" || limited[0].Success {
+		if len(limited) != 2 || limited[0].Username != editorName || limited[0].ClientAddr != "192.0.2.1" || limited[0].Success {
 			t.Fatalf("rate-limited attempts audited as %+v", limited)
 		}
 		if n := len(h.activity(ActionLoginFailed)); n != MaxFailures+1 {
