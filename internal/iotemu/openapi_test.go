@@ -132,29 +132,7 @@ func TestOpenAPIDocument(t *testing.T) {
 	}
 
 	// Every $ref resolves.
-	var all any
-	if err := json.Unmarshal(OpenAPI(), &all); err != nil {
-		t.Fatal(err)
-	}
-	var walk func(v any)
-	walk = func(v any) {
-		switch v := v.(type) {
-		case map[string]any:
-			if r, ok := v["$ref"].(string); ok {
-				if !resolves(all, r) {
-					t.Errorf("$ref %s does not resolve", r)
-				}
-			}
-			for _, c := range v {
-				walk(c)
-			}
-		case []any:
-			for _, c := range v {
-				walk(c)
-			}
-		}
-	}
-	walk(all)
+	openapitest.CheckRefs(t, OpenAPI())
 
 	// The spec's responses without a body.
 	bodiless := []string{
@@ -228,26 +206,6 @@ func TestOpenAPIDocument(t *testing.T) {
 	if !strings.Contains(string(rule.Responses["400"].Content["application/json"]), `"#/components/schemas/RuleCompileError"`) {
 		t.Error("POST /api/rule 400 must carry the RuleCompileError shape")
 	}
-}
-
-// resolves reports whether a local JSON pointer names a value of doc.
-func resolves(doc any, ref string) bool {
-	p, ok := strings.CutPrefix(ref, "#/")
-	if !ok {
-		return false
-	}
-	cur := doc
-	for _, part := range strings.Split(p, "/") {
-		part = strings.ReplaceAll(strings.ReplaceAll(part, "~1", "/"), "~0", "~")
-		m, ok := cur.(map[string]any)
-		if !ok {
-			return false
-		}
-		if cur, ok = m[part]; !ok {
-			return false
-		}
-	}
-	return true
 }
 
 // errorCodeToken finds code-like words (UPPER_CASE with an underscore).

@@ -432,50 +432,7 @@ func TestOpenAPIDocument(t *testing.T) {
 // document.
 func oaCheckRefs(t *testing.T) {
 	t.Helper()
-	var all any
-	if err := json.Unmarshal(OpenAPI(), &all); err != nil {
-		t.Fatal(err)
-	}
-	resolves := func(ref string) bool {
-		p, ok := strings.CutPrefix(ref, "#/")
-		if !ok {
-			return false
-		}
-		cur := all
-		for _, part := range strings.Split(p, "/") {
-			part = strings.ReplaceAll(strings.ReplaceAll(part, "~1", "/"), "~0", "~")
-			m, ok := cur.(map[string]any)
-			if !ok {
-				return false
-			}
-			if cur, ok = m[part]; !ok {
-				return false
-			}
-		}
-		return true
-	}
-	n := 0
-	var walk func(v any)
-	walk = func(v any) {
-		switch v := v.(type) {
-		case map[string]any:
-			if r, ok := v["$ref"].(string); ok {
-				n++
-				if !resolves(r) {
-					t.Errorf("$ref %s does not resolve", r)
-				}
-			}
-			for _, c := range v {
-				walk(c)
-			}
-		case []any:
-			for _, c := range v {
-				walk(c)
-			}
-		}
-	}
-	walk(all)
-	if n == 0 {
+	if openapitest.CheckRefs(t, OpenAPI()) == 0 {
 		t.Error("the document uses no $ref: the shared schemas are not reused")
 	}
 }

@@ -75,3 +75,55 @@ func Check(t testing.TB, doc []byte, mux *httpx.Mux) {
 		}
 	}
 }
+
+// CheckRefs fails t for every local $ref of doc that does not name a
+// value of the document, and returns how many $refs it checked.
+func CheckRefs(t testing.TB, doc []byte) int {
+	t.Helper()
+	var all any
+	if err := json.Unmarshal(doc, &all); err != nil {
+		t.Fatalf("OpenAPI document does not parse: %v", err)
+	}
+	n := 0
+	var walk func(v any)
+	walk = func(v any) {
+		switch v := v.(type) {
+		case map[string]any:
+			if r, ok := v["$ref"].(string); ok {
+				n++
+				if !resolves(all, r) {
+					t.Errorf("$ref %s does not resolve", r)
+				}
+			}
+			for _, c := range v {
+				walk(c)
+			}
+		case []any:
+			for _, c := range v {
+				walk(c)
+			}
+		}
+	}
+	walk(all)
+	return n
+}
+
+// resolves reports whether a local JSON pointer names a value of doc.
+func resolves(doc any, ref string) bool {
+	p, ok := strings.CutPrefix(ref, "#/")
+	if !ok {
+		return false
+	}
+	cur := doc
+	for _, part := range strings.Split(p, "/") {
+		part = strings.ReplaceAll(strings.ReplaceAll(part, "~1", "/"), "~0", "~")
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return false
+		}
+		if cur, ok = m[part]; !ok {
+			return false
+		}
+	}
+	return true
+}

@@ -63,3 +63,16 @@ func TestOperations(t *testing.T) {
 		t.Fatal("want a parse error")
 	}
 }
+
+func TestCheckRefs(t *testing.T) {
+	doc := []byte(`{"components":{"schemas":{"A~B":{"type":"string"},"C/D":{"type":"string"}}},
+		"paths":{"/x":{"get":{"responses":{"200":{"$ref":"#/components/schemas/A~0B"},
+		"201":{"$ref":"#/components/schemas/C~1D"},"400":{"$ref":"#/components/schemas/Nope"},"500":{"$ref":"other.json#/x"}}}}}}`)
+	r := &recorder{}
+	if n := CheckRefs(r, doc); n != 4 {
+		t.Fatalf("checked %d $refs, want 4", n)
+	}
+	if len(r.errs) != 2 {
+		t.Fatalf("failures %v, want the two unresolvable $refs", r.errs)
+	}
+}
