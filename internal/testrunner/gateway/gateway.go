@@ -109,7 +109,7 @@ func isOpen(r *http.Request) bool {
 	p := r.URL.Path
 	return p == "/" || p == "/health" || p == "/metrics" ||
 		p == "/api/auth/login" || p == "/api/auth/logout" ||
-		p == "/novnc" || strings.HasPrefix(p, "/novnc/")
+		strings.HasPrefix(p, "/novnc/")
 }
 
 // Middleware authenticates every request that is not open. Browsers

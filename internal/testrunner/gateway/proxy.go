@@ -233,9 +233,14 @@ func (g *Gateway) batchReport(w http.ResponseWriter, r *http.Request) error {
 		func() error { return apperr.NotFound("BATCH_NOT_FOUND", "batch report %q not found", id) })(w, r)
 }
 
-// decodeAll decodes every relevant answer into T, passing a worker's 4xx
-// through unchanged (the same bad request fails everywhere).
-func decodeAll[T any](w http.ResponseWriter, as []answer) ([]T, []Stand, error) {
+// fanDecode fans a call out and decodes every relevant answer into T,
+// passing a worker's 4xx through unchanged (the same bad request fails
+// everywhere). It returns the stand of each decoded answer.
+func fanDecode[T any](g *Gateway, w http.ResponseWriter, r *http.Request, path string, q url.Values) ([]T, []Stand, error) {
+	as, err := g.fanOut(r, path, q)
+	if err != nil {
+		return nil, nil, err
+	}
 	ok, err := reachable(w, as)
 	if err != nil {
 		return nil, nil, err
@@ -284,11 +289,7 @@ func mergeNewest[T any](lists [][]T, stands []Stand, stamp func(*T, string) time
 // runs merges the caller's runs of every worker, newest first, capped at
 // the spec's 100 (admins with all=true get everyone's).
 func (g *Gateway) runs(w http.ResponseWriter, r *http.Request) error {
-	as, err := g.fanOut(r, "/api/runs", r.URL.Query())
-	if err != nil {
-		return err
-	}
-	lists, stands, err := decodeAll[[]wire.RunSummary](w, as)
+	lists, stands, err := fanDecode[[]wire.RunSummary](g, w, r, "/api/runs", r.URL.Query())
 	if err != nil {
 		return err
 	}
@@ -303,11 +304,7 @@ func (g *Gateway) runs(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (g *Gateway) activeRuns(w http.ResponseWriter, r *http.Request) error {
-	as, err := g.fanOut(r, "/api/runs/active", nil)
-	if err != nil {
-		return err
-	}
-	lists, _, err := decodeAll[[]string](w, as)
+	lists, _, err := fanDecode[[]string](g, w, r, "/api/runs/active", nil)
 	if err != nil {
 		return err
 	}
@@ -321,11 +318,7 @@ func (g *Gateway) activeRuns(w http.ResponseWriter, r *http.Request) error {
 // sumCounts merges answers like {"cleared": n} by adding the numbers.
 func (g *Gateway) sumCounts(path, key string) httpx.Handler {
 	return func(w http.ResponseWriter, r *http.Request) error {
-		as, err := g.fanOut(r, path, nil)
-		if err != nil {
-			return err
-		}
-		objs, _, err := decodeAll[map[string]any](w, as)
+		objs, _, err := fanDecode[map[string]any](g, w, r, path, nil)
 		if err != nil {
 			return err
 		}
@@ -340,11 +333,7 @@ func (g *Gateway) sumCounts(path, key string) httpx.Handler {
 }
 
 func (g *Gateway) stop(w http.ResponseWriter, r *http.Request) error {
-	as, err := g.fanOut(r, "/api/run/stop", nil)
-	if err != nil {
-		return err
-	}
-	res, _, err := decodeAll[wire.StopResult](w, as)
+	res, _, err := fanDecode[wire.StopResult](g, w, r, "/api/run/stop", nil)
 	if err != nil {
 		return err
 	}
@@ -361,11 +350,7 @@ func (g *Gateway) stop(w http.ResponseWriter, r *http.Request) error {
 // batchStatus picks the caller's batch: a running one first, else a
 // finished one, else none.
 func (g *Gateway) batchStatus(w http.ResponseWriter, r *http.Request) error {
-	as, err := g.fanOut(r, "/api/run/batch", nil)
-	if err != nil {
-		return err
-	}
-	sts, stands, err := decodeAll[wire.BatchStatus](w, as)
+	sts, stands, err := fanDecode[wire.BatchStatus](g, w, r, "/api/run/batch", nil)
 	if err != nil {
 		return err
 	}
@@ -388,11 +373,7 @@ func (g *Gateway) batchStatus(w http.ResponseWriter, r *http.Request) error {
 
 // latestReport relays the newest in-memory batch report of the caller.
 func (g *Gateway) latestReport(w http.ResponseWriter, r *http.Request) error {
-	as, err := g.fanOut(r, "/api/run/batch/report", nil)
-	if err != nil {
-		return err
-	}
-	reps, stands, err := decodeAll[wire.BatchReport](w, as)
+	reps, stands, err := fanDecode[wire.BatchReport](g, w, r, "/api/run/batch/report", nil)
 	if err != nil {
 		return err
 	}
@@ -411,11 +392,7 @@ func (g *Gateway) latestReport(w http.ResponseWriter, r *http.Request) error {
 }
 
 func (g *Gateway) reportRows(w http.ResponseWriter, r *http.Request) error {
-	as, err := g.fanOut(r, "/api/run/batch/reports", nil)
-	if err != nil {
-		return err
-	}
-	lists, stands, err := decodeAll[[]wire.BatchReportRow](w, as)
+	lists, stands, err := fanDecode[[]wire.BatchReportRow](g, w, r, "/api/run/batch/reports", nil)
 	if err != nil {
 		return err
 	}
@@ -454,11 +431,7 @@ func (g *Gateway) watch(w http.ResponseWriter, r *http.Request) error {
 // liveStand answers which stand runs the caller's active run; stand is
 // null when none does.
 func (g *Gateway) liveStand(w http.ResponseWriter, r *http.Request) error {
-	as, err := g.fanOut(r, "/api/runs/active", nil)
-	if err != nil {
-		return err
-	}
-	lists, stands, err := decodeAll[[]string](w, as)
+	lists, stands, err := fanDecode[[]string](g, w, r, "/api/runs/active", nil)
 	if err != nil {
 		return err
 	}
