@@ -217,3 +217,12 @@ func (w *Worker) deleteSettings(rw http.ResponseWriter, _ *http.Request, id iden
 	w.log.Info("settings cleared", "by", id.Username)
 	return httpx.WriteJSON(rw, http.StatusOK, map[string]bool{"cleared": true})
 }
+
+// uiConfig is GET /api/ui-config: read-only, non-secret values the UI needs.
+type uiConfig struct {
+	JiraBaseURL string `json:"jira_base_url"`
+}
+
+func (w *Worker) getUIConfig(rw http.ResponseWriter, _ *http.Request, _ identity.Identity) error {
+	return httpx.WriteJSON(rw, http.StatusOK, uiConfig{JiraBaseURL: w.Setting("jira_base_url")})
+}

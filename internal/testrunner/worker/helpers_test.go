@@ -81,6 +81,14 @@ func (f *fakeTools) Resolve(_ context.Context, server, tool string) error {
 	return fmt.Errorf("fake has no tool %q", tool)
 }
 
+func (f *fakeTools) List(context.Context) ([]ToolInfo, error) {
+	var out []ToolInfo
+	for _, n := range []string{"boom", "echo", "fail", "gate", "noop"} {
+		out = append(out, ToolInfo{Server: "fake", Name: n, InputSchema: json.RawMessage(`{"type":"object"}`)})
+	}
+	return out, nil
+}
+
 func (f *fakeTools) Call(ctx context.Context, server, tool string, args map[string]any) (string, bool, error) {
 	f.calls.Add(1)
 	if err := f.Resolve(ctx, server, tool); err != nil {

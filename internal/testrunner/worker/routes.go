@@ -33,6 +33,7 @@ func (w *Worker) Routes(mux *httpx.Mux) {
 	mux.HandleFunc("GET /api/settings", w.authed(w.getSettings))
 	mux.HandleFunc("PUT /api/settings", w.authed(w.putSettings))
 	mux.HandleFunc("DELETE /api/settings", w.authed(w.deleteSettings))
+	mux.HandleFunc("GET /api/ui-config", w.authed(w.getUIConfig))
 
 	for _, prefix := range []string{"/api/", "/ws/"} {
 		if !hasCatchAll(mux, prefix) {
@@ -53,26 +54,19 @@ func noRoute(_ http.ResponseWriter, r *http.Request) error {
 	return apperr.NotFound("NO_ROUTE", "no route for %s %s", r.Method, r.URL.Path)
 }
 
-// authedHandler is a handler of a route that needs the caller's identity.
-type authedHandler func(w http.ResponseWriter, r *http.Request, id identity.Identity) error
+// authed verifies the gateway-signed identity header (identity.Guard).
+func (w *Worker) authed(h identity.Handler) http.HandlerFunc {
+	return w.adapter.H(w.Guard().H(h))
+}
 
-// authed verifies the gateway-signed identity header; without a valid one
-// the answer is 401 UNAUTHENTICATED whatever the route.
-func (w *Worker) authed(h authedHandler) http.HandlerFunc {
-	return w.adapter.H(func(rw http.ResponseWriter, r *http.Request) error {
-		id, err := identity.VerifyRequest(w.cfg.Secret, r, w.cfg.Now())
-		if err != nil {
-			return apperr.Wrap(apperr.ErrUnauthorized, err, "UNAUTHENTICATED", "missing or invalid caller identity")
-		}
-		return h(rw, r.WithContext(identity.NewContext(r.Context(), id)), id)
-	})
+// Guard is the caller check of the worker's routes, for the other parts of
+// the worker (cases, notes, MCP status) that register their own routes.
+func (w *Worker) Guard() identity.Guard {
+	return identity.Guard{Secret: w.cfg.Secret, Now: w.cfg.Now}
 }
 
 func requireAdmin(id identity.Identity, what string) error {
-	if !id.IsAdmin() {
-		return apperr.New(apperr.ErrForbidden, "FORBIDDEN", "%s needs the admin role", what)
-	}
-	return nil
+	return identity.RequireRole(id, what, identity.RoleAdmin)
 }
 
 // boolQuery reads an optional boolean query parameter.

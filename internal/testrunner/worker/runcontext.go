@@ -136,6 +136,12 @@ func (rc *RunContext) CallTool(ctx context.Context, step int, server, tool strin
 	return capText(result, rc.w.cfg.MaxToolOutput), isError, err
 }
 
+// ListTools returns the tools an executor may call: the built-in ones and
+// those of every reachable tool server.
+func (rc *RunContext) ListTools(ctx context.Context) ([]ToolInfo, error) {
+	return rc.w.tools.List(ctx)
+}
+
 // appendLog adds a tool-log entry, numbering it and keeping the run's
 // total of logged results under maxLogBytes.
 func (r *run) appendLog(e wire.ToolCall) {

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"sort"
+	"strconv"
 	"sync"
 
 	"cpesuite/internal/platform/apperr"
@@ -52,7 +53,41 @@ func defaultSettingDefs() []settingDef {
 		// env_name is the env profile the worker is configured for; the
 		// gateway sets it when it applies a profile.
 		{key: "env_name", env: "ENV_NAME", def: ""},
+		// mcp_servers names the MCP tool servers a case's steps address.
+		{key: "mcp_servers", env: "MCP_SERVERS", def: DefaultToolServers, check: checkToolServers},
+		// Language-model executors: "anthropic" (Messages API) and "openai"
+		// (any OpenAI-compatible chat-completions endpoint).
+		{key: "anthropic_base_url", env: "ANTHROPIC_BASE_URL", def: "https://api.anthropic.com", check: checkHTTPURL},
+		{key: "anthropic_api_key", env: "ANTHROPIC_API_KEY", secret: true},
+		{key: "anthropic_model", env: "ANTHROPIC_MODEL", def: "claude-sonnet-4-5", check: checkNonEmpty},
+		{key: "openai_base_url", env: "OPENAI_BASE_URL", def: "https://api.openai.com/v1", check: checkHTTPURL},
+		{key: "openai_api_key", env: "OPENAI_API_KEY", secret: true},
+		{key: "openai_model", env: "OPENAI_MODEL", def: "gpt-4o", check: checkNonEmpty},
+		{key: "llm_timeout_seconds", env: "LLM_TIMEOUT_SECONDS", def: "120", check: checkIntRange(1, 600)},
+		{key: "llm_max_turns", env: "LLM_MAX_TURNS", def: "40", check: checkIntRange(1, 200)},
+		// jira_base_url is the issue tracker's address the UI links
+		// references to (GET /api/ui-config).
+		{key: "jira_base_url", env: "JIRA_BASE_URL", def: "", check: checkHTTPURL},
+		// The knowledge service's refresh endpoint, called on every note
+		// save and reindex; empty means none is configured.
+		{key: "knowledge_refresh_url", env: "KNOWLEDGE_REFRESH_URL", def: "", check: checkHTTPURL},
+		{key: "knowledge_refresh_token", env: "KNOWLEDGE_REFRESH_TOKEN", secret: true},
 	}
+}
+
+func checkIntRange(lo, hi int) func(string) error {
+	return func(v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < lo || n > hi {
+			return fmt.Errorf("must be a whole number from %d to %d", lo, hi)
+		}
+		return nil
+	}
+}
+
+func checkToolServers(v string) error {
+	_, err := ParseToolServers(v)
+	return err
 }
 
 func checkHTTPURL(v string) error {

@@ -40,8 +40,8 @@ func TestSettingsPrecedence(t *testing.T) {
 			t.Fatalf("%s = %q from %q, want %q from %q", k, v.Settings[k], v.Sources[k], w[0], w[1])
 		}
 	}
-	if len(v.Settings) != len(want) || len(v.Sources) != len(want) {
-		t.Fatalf("keys: %v", v.Settings)
+	if n := len(defaultSettingDefs()); len(v.Settings) != n || len(v.Sources) != n {
+		t.Fatalf("keys: %v, want all %d registered", v.Settings, n)
 	}
 
 	e.call(root, "PUT", "/api/settings", map[string]any{"acs_url": "https://acs.ui/acs", "env_name": "lab-2"}, 200, nil)
@@ -161,5 +161,39 @@ func TestCorruptSettingsFileFailsStart(t *testing.T) {
 	}
 	if _, err := New(Config{DataDir: t.TempDir(), Secret: []byte("short")}, &mapCases{}, nil); err == nil {
 		t.Fatal("a short secret was accepted")
+	}
+}
+
+func TestUIConfigAndNewSettings(t *testing.T) {
+	environ := map[string]string{"JIRA_BASE_URL": "https://jira.example/browse/", "OPENAI_API_KEY": "sk-env-secret"}
+	e := newEnv(t, func(c *Config) { c.Env = envMap(environ) })
+
+	var ui map[string]any
+	e.call(alice, "GET", "/api/ui-config", nil, 200, &ui)
+	if len(ui) != 1 || ui["jira_base_url"] != "https://jira.example/browse/" {
+		t.Fatalf("ui-config %v", ui)
+	}
+	// An API key from the environment is masked and never echoed.
+	v := e.settingsView(alice)
+	if v.Settings["openai_api_key"] != maskedValue || v.Sources["openai_api_key"] != sourceEnv {
+		t.Fatalf("openai_api_key shown as %q from %q", v.Settings["openai_api_key"], v.Sources["openai_api_key"])
+	}
+	if e.w.Setting("openai_api_key") != "sk-env-secret" {
+		t.Fatal("the executor does not see the key")
+	}
+	bad := []map[string]any{
+		{"mcp_servers": "emu"},
+		{"llm_timeout_seconds": "0"},
+		{"llm_max_turns": "many"},
+		{"jira_base_url": "javascript:alert(1)"},
+		{"knowledge_refresh_url": "ftp://kb/"},
+	}
+	for _, b := range bad {
+		e.call(root, "PUT", "/api/settings", b, 400, nil)
+	}
+	e.call(root, "PUT", "/api/settings", map[string]any{"jira_base_url": "", "mcp_servers": "emu=http://127.0.0.1:1/mcp"}, 200, nil)
+	e.call(alice, "GET", "/api/ui-config", nil, 200, &ui)
+	if ui["jira_base_url"] != "" || e.w.Setting("mcp_servers") != "emu=http://127.0.0.1:1/mcp" {
+		t.Fatalf("after PUT: ui-config %v, mcp_servers %q", ui, e.w.Setting("mcp_servers"))
 	}
 }

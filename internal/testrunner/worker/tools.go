@@ -21,6 +21,7 @@ type builtinTool func(ctx context.Context, args map[string]any) (result string, 
 // tool servers.
 type toolbox struct {
 	builtin map[string]builtinTool
+	infos   []ToolInfo // the built-in tools for the language models
 	extra   Tools
 }
 
@@ -31,8 +32,44 @@ func newToolbox(extra Tools) *toolbox {
 			"wait":         waitTool,
 			"http_request": h.call,
 		},
+		infos: []ToolInfo{
+			{
+				Server: BuiltinServer, Name: "http_request",
+				Description: "Send one HTTP request (no redirects followed) and return \"HTTP <status>\" and the body (up to 1 MiB). A status of 400 or more is reported as a tool error.",
+				InputSchema: json.RawMessage(`{"type":"object","properties":{` +
+					`"method":{"type":"string","description":"HTTP method, default GET"},` +
+					`"url":{"type":"string","description":"absolute http or https URL"},` +
+					`"headers":{"type":"object","additionalProperties":{"type":"string"}},` +
+					`"body":{"type":"string"},` +
+					`"timeout_seconds":{"type":"number","minimum":0,"maximum":120,"description":"default 30"}},` +
+					`"required":["url"],"additionalProperties":false}`),
+			},
+			{
+				Server: BuiltinServer, Name: "wait",
+				Description: "Wait a number of seconds (0 to 600), for example for a device to apply a change.",
+				InputSchema: json.RawMessage(`{"type":"object","properties":{"seconds":{"type":"number","minimum":0,"maximum":600}},"required":["seconds"],"additionalProperties":false}`),
+			},
+		},
 		extra: extra,
 	}
+}
+
+// List returns the built-in tools, then those of the configured servers.
+func (t *toolbox) List(ctx context.Context) ([]ToolInfo, error) {
+	out := append([]ToolInfo(nil), t.infos...)
+	if t.extra == nil {
+		return out, nil
+	}
+	more, err := t.extra.List(ctx)
+	if err != nil {
+		return out, err
+	}
+	for _, ti := range more {
+		if ti.Server != BuiltinServer { // a server cannot shadow the built-ins
+			out = append(out, ti)
+		}
+	}
+	return out, nil
 }
 
 // Resolve checks that server/tool exists without calling it.

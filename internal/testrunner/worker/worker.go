@@ -12,6 +12,7 @@ package worker
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -42,6 +43,19 @@ type Tools interface {
 	// Call runs a tool; isError is the tool's own verdict (MCP isError), err
 	// a transport failure.
 	Call(ctx context.Context, server, tool string, args map[string]any) (result string, isError bool, err error)
+	// List returns the tools of every reachable server. A server that
+	// cannot be reached is left out (and reported by the Tools' own
+	// status); err is for a failure of the whole look-up.
+	List(ctx context.Context) ([]ToolInfo, error)
+}
+
+// ToolInfo describes one tool for the language-model executors.
+type ToolInfo struct {
+	Server      string `json:"server"`
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	// InputSchema is the JSON Schema of the tool's arguments object.
+	InputSchema json.RawMessage `json:"input_schema"`
 }
 
 // Config configures a Worker.
@@ -168,8 +182,9 @@ func (w *Worker) RegisterExecutor(e Executor) {
 	w.executors[e.Name()] = e
 }
 
-// executor returns the executor for model, or for the default_model
-// setting when model is empty, as 400 UNKNOWN_MODEL listing the known
+// executor returns the executor for model (an executor name, or
+// "name:provider-model"), or for the default_model setting when model is
+// empty, as 400 UNKNOWN_MODEL listing the known
 // models when there is none of that name.
 func (w *Worker) executor(model string) (Executor, string, error) {
 	if model == "" {
@@ -179,6 +194,14 @@ func (w *Worker) executor(model string) (Executor, string, error) {
 	defer w.mu.Unlock()
 	if e, ok := w.executors[model]; ok {
 		return e, model, nil
+	}
+	// "openai:gpt-4o-mini" selects executor "openai" with a model id of
+	// its provider other than the setting's; the executor reads the part
+	// after the colon from RunContext.Model.
+	if name, variant, ok := strings.Cut(model, ":"); ok && variant != "" {
+		if e, ok := w.executors[name]; ok {
+			return e, model, nil
+		}
 	}
 	known := make([]string, 0, len(w.executors))
 	for name := range w.executors {
