@@ -61,7 +61,9 @@ func (s *Server) withTab(ctx context.Context, ss *mcp.ServerSession, fn func(act
 		stop()
 		cancel()
 		t.lastUsed = time.Now()
-		t.idle.Reset(s.cfg.IdleTimeout)
+		if !t.closed.Load() {
+			t.idle.Reset(s.cfg.IdleTimeout)
+		}
 		t.mu.Unlock()
 		return err
 	}

@@ -168,7 +168,7 @@ func (s *Server) typeText(ctx context.Context, req *mcp.CallToolRequest, in type
 					return chromedp.Void{}, apperr.Invalid("FILE_INPUT_REFUSED", "element %q is a file input; uploading files is not supported", in.Selector)
 				}
 				if in.Clear {
-					if _, err := chromedp.SetJavascriptAttribute(chromedp.NodeIDs{node.NodeID}, "value", "")(ctx, t); err != nil {
+					if err := clearNode(ctx, t, node, in.Selector); err != nil {
 						return chromedp.Void{}, err
 					}
 				}
