@@ -64,7 +64,7 @@ func startBrowser(ctx context.Context, cfg Config) (*browser, error) {
 			return nil, apperr.Wrap(apperr.ErrUnavailable, err, "BROWSER_UNAVAILABLE",
 				fmt.Sprintf("the browser did not start within %s", startTimeout))
 		}
-		return nil, apperr.Wrap(apperr.ErrUnavailable, fmt.Errorf("%w; output: %s", err, out.String()),
+		return nil, apperr.Wrap(apperr.ErrUnavailable, fmt.Errorf("%w; last output: %s", err, out.tail(2<<10)),
 			"BROWSER_UNAVAILABLE", "the browser could not be started")
 	}
 	return b, nil
@@ -129,8 +129,9 @@ func (t *tailBuffer) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func (t *tailBuffer) String() string {
+// tail returns the last n bytes written.
+func (t *tailBuffer) tail(n int) string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return string(t.buf)
+	return string(t.buf[max(0, len(t.buf)-n):])
 }

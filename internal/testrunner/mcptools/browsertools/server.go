@@ -128,7 +128,7 @@ func (s *Server) ensureBrowser(ctx context.Context) (*browser, error) {
 		return old, nil
 	}
 	if old != nil {
-		s.cfg.Log.Warn("browser went away; starting a new one", "output", old.output.String())
+		s.cfg.Log.Warn("browser went away; starting a new one", "last_output", old.output.tail(2<<10))
 		if err := old.shutdown(); err != nil {
 			s.cfg.Log.Warn("cleaning up the old browser", "err", err)
 		}

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"cpesuite/internal/testutil"
@@ -418,6 +419,33 @@ func TestBrowserTools(t *testing.T) {
 		callOK(t, a, ToolCurrentPage, nil, &cur)
 		if cur.URL != "about:blank" {
 			t.Fatalf("after idling the session's tab shows %q, want a fresh about:blank", cur.URL)
+		}
+	})
+
+	t.Run("a browser that died is started again", func(t *testing.T) {
+		s.mu.Lock()
+		old := s.browser
+		s.mu.Unlock()
+		if old == nil {
+			t.Fatal("no browser is running")
+		}
+		if err := chromedp.FromContext(old.ctx).Browser.Process().Kill(); err != nil {
+			t.Fatalf("killing chromium: %v", err)
+		}
+		eventually(t, "chromedp notices the dead browser", func() bool { return !old.alive() })
+		var nav navigateOutput
+		callOK(t, a, ToolNavigate, map[string]any{"url": ts.URL + "/"}, &nav)
+		if nav.Title != "Form page" {
+			t.Fatalf("navigate after the crash = %+v", nav)
+		}
+		s.mu.Lock()
+		restarted := s.browser != nil && s.browser != old
+		s.mu.Unlock()
+		if !restarted {
+			t.Fatal("the tool call did not run in a new browser")
+		}
+		if _, err := os.Stat(old.dir); !os.IsNotExist(err) {
+			t.Fatalf("the dead browser's profile %s is still there (%v)", old.dir, err)
 		}
 	})
 

@@ -32,17 +32,18 @@ func checkURL(raw string) (string, error) {
 	}
 	u, err := url.Parse(raw)
 	if err != nil {
-		return "", apperr.Invalid("INVALID_URL", "url %q is not a valid URL", raw)
+		// The URL is not echoed: it may carry a password (user:pw@host).
+		return "", apperr.Invalid("INVALID_URL", "url is not a valid URL")
 	}
 	switch strings.ToLower(u.Scheme) {
 	case "http", "https":
 	case "":
-		return "", apperr.Invalid("INVALID_URL", "url %q must be absolute and start with http:// or https://", raw)
+		return "", apperr.Invalid("INVALID_URL", "url must be absolute and start with http:// or https://")
 	default:
 		return "", apperr.Invalid("URL_SCHEME_REFUSED", "url scheme %q is refused; only http and https pages can be opened", u.Scheme)
 	}
 	if u.Host == "" || u.Hostname() == "" {
-		return "", apperr.Invalid("INVALID_URL", "url %q has no host", raw)
+		return "", apperr.Invalid("INVALID_URL", "url has no host")
 	}
 	return u.String(), nil
 }

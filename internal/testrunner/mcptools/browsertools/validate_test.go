@@ -111,3 +111,18 @@ func TestConfigDefaultsAndValidation(t *testing.T) {
 		}
 	}
 }
+
+func TestTailBufferKeepsTheEnd(t *testing.T) {
+	b := &tailBuffer{max: 8}
+	for _, w := range []string{"abc", "defgh", "ijk"} {
+		if n, err := b.Write([]byte(w)); n != len(w) || err != nil {
+			t.Fatalf("Write(%q) = %d, %v", w, n, err)
+		}
+	}
+	if got := b.tail(100); got != "defghijk" {
+		t.Fatalf("tail(100) = %q, want the last 8 bytes", got)
+	}
+	if got := b.tail(3); got != "ijk" {
+		t.Fatalf("tail(3) = %q", got)
+	}
+}
