@@ -471,7 +471,8 @@ func openAIKit() kit {
 				case "assistant":
 					var ids []string
 					for _, tc := range m.ToolCalls {
-						if tc.Type != "function" || !json.Valid([]byte(tc.Function.Arguments)) {
+						// Arguments go back as the model wrote them, broken ones too.
+						if tc.Type != "function" || tc.ID == "" {
 							t.Errorf("openai assistant echo: tool call %+v", tc)
 						}
 						ids = append(ids, tc.ID)
