@@ -9,7 +9,8 @@
 // (fsx.WriteFileAtomic, mode 0600) in a directory created with mode 0700.
 // All notes are held in memory; writes are serialised by one mutex, so the
 // expected_version check and the write are one step and of two PUTs with
-// the same expected_version one wins and the other gets 409. A file that
+// the same expected_version one wins and the other gets 409. Reads do not
+// wait for a write's disk sync. A file that
 // cannot be loaded is logged and skipped, and its id stays blocked so no
 // new note overwrites it. Hidden files (left-over temporary files) and
 // files not ending in .json are ignored.

@@ -37,7 +37,9 @@ type Config struct {
 }
 
 // Store keeps the notes in memory and on disk. Writes are serialised by
-// mu, which makes the expected_version check and the write one step.
+// wmu, which makes the expected_version check and the write one step; mu
+// guards only the map, so reads never wait for a write's fsync. Notes in
+// the map are never modified, only replaced.
 type Store struct {
 	dir     string
 	guard   identity.Guard
@@ -47,8 +49,9 @@ type Store struct {
 	hook    *refresher
 	maxNote int
 
+	wmu   sync.Mutex
 	mu    sync.RWMutex
-	notes map[string]*Note
+	notes map[string]*Note // written under wmu and mu; read under either
 	// blocked are ids of files that could not be loaded: they are kept out
 	// of use so a new note never overwrites what an operator may repair.
 	blocked map[string]bool
@@ -156,10 +159,17 @@ func (s *Store) persist(n *Note) error {
 	return nil
 }
 
+// put publishes n to readers; wmu must be held.
+func (s *Store) put(n *Note) {
+	s.mu.Lock()
+	s.notes[n.ID] = n
+	s.mu.Unlock()
+}
+
 func (s *Store) stamp() time.Time { return s.now().UTC().Truncate(time.Millisecond) }
 
 // taken reports whether id is used by a note, a skipped file or a route
-// word. mu must be held.
+// word. wmu must be held.
 func (s *Store) taken(id string) bool {
 	return s.notes[id] != nil || s.blocked[id] || slices.Contains(reservedIDs, id)
 }
@@ -181,8 +191,8 @@ func (s *Store) get(id string) (*Note, error) {
 
 // create stores a new note; explicitID may be empty (derived from title).
 func (s *Store) create(explicitID string, f fields, caller string) (*Note, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
 	if len(s.notes) >= s.maxNote {
 		return nil, apperr.Conflict("TOO_MANY_NOTES", "the worker holds %d notes, the most it keeps; delete some first", s.maxNote)
 	}
@@ -208,7 +218,7 @@ func (s *Store) create(explicitID string, f fields, caller string) (*Note, error
 	if err := s.persist(n); err != nil {
 		return nil, err
 	}
-	s.notes[id] = n
+	s.put(n)
 	s.hook.notify(id)
 	return n.clone(), nil
 }
@@ -217,8 +227,8 @@ func (s *Store) create(explicitID string, f fields, caller string) (*Note, error
 // keep their current values; expected, when set, must equal the current
 // version.
 func (s *Store) update(id string, f fields, expected *int) (*Note, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
 	cur := s.notes[id]
 	if cur == nil {
 		return nil, notFound(id)
@@ -242,7 +252,7 @@ func (s *Store) update(id string, f fields, expected *int) (*Note, error) {
 	if err := s.persist(n); err != nil {
 		return nil, err
 	}
-	s.notes[id] = n
+	s.put(n)
 	s.hook.notify(id)
 	return n.clone(), nil
 }
@@ -250,8 +260,8 @@ func (s *Store) update(id string, f fields, expected *int) (*Note, error) {
 // deprecate soft-deletes note id: its status becomes deprecated and the
 // document stays. A note deprecated already is answered unchanged.
 func (s *Store) deprecate(id string) (*Note, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
 	cur := s.notes[id]
 	if cur == nil {
 		return nil, notFound(id)
@@ -266,22 +276,24 @@ func (s *Store) deprecate(id string) (*Note, error) {
 	if err := s.persist(n); err != nil {
 		return nil, err
 	}
-	s.notes[id] = n
+	s.put(n)
 	s.hook.notify(id)
 	return n.clone(), nil
 }
 
 // remove hard-deletes note id and its document.
 func (s *Store) remove(id string) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
 	if s.notes[id] == nil {
 		return notFound(id)
 	}
 	if err := os.Remove(s.path(id)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return apperr.Wrap(apperr.ErrInternal, err, "STORAGE_FAILED", "the note could not be removed")
 	}
+	s.mu.Lock()
 	delete(s.notes, id)
+	s.mu.Unlock()
 	s.hook.notify(id)
 	return nil
 }

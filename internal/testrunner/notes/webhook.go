@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"slices"
 	"sync"
+	"time"
 )
 
 // Setting keys the store reads.
@@ -29,6 +30,10 @@ const (
 // maxPendingIDs bounds the ids one coalesced save call names; the
 // knowledge service re-pulls every note anyway, the ids are a hint.
 const maxPendingIDs = 100
+
+// saveCallTimeout bounds a call made after a save even when the
+// configured HTTP client has no time-out, so the one goroutine cannot hang.
+const saveCallTimeout = 30 * time.Second
 
 // maxAnswerBytes bounds the part of the webhook's answer that is read.
 const maxAnswerBytes = 1 << 20
@@ -110,7 +115,10 @@ func (r *refresher) drain() {
 		r.pending, r.ids, r.truncated = false, nil, false
 		r.mu.Unlock()
 		slices.Sort(p.NoteIDs)
-		if _, err := r.call(context.Background(), p); err != nil && !errors.Is(err, errNotConfigured) {
+		ctx, cancel := context.WithTimeout(context.Background(), saveCallTimeout)
+		_, err := r.call(ctx, p)
+		cancel()
+		if err != nil && !errors.Is(err, errNotConfigured) {
 			// The notes are saved; the knowledge service catches up at
 			// the next save or reindex.
 			r.log.Warn("knowledge refresh after a QA note save failed", "notes", p.NoteIDs, "error", err.Error())
