@@ -25,7 +25,15 @@
 //   - acs_get_task (task_id or transaction_id).
 //
 // Results are text: JSON for structured answers, the log text for
-// read_log. Bad arguments and failures of the emulator or the ACS are tool
-// errors (isError) whose text starts with a stable code, never protocol
-// errors.
+// read_log. Failures are tool errors (isError), never protocol errors:
+// arguments that do not fit the input schema (missing, unknown, wrong
+// type) are reported by the SDK as `validating "arguments": ...`; every
+// other failure reads "CODE: message", with codes such as
+// INVALID_ARGUMENT, NOT_FOUND, CONFLICT, EMULATOR_UNREACHABLE,
+// ACS_UNREACHABLE, TIMEOUT, CANCELLED, EMULATOR_ERROR, ACS_ERROR or the
+// ACS's own code. A CPE fault of a queued task is an answer (state
+// "fault"), not a tool error, so a case can expect it.
+//
+// The HTTP handler is stateless: a restarted server is no surprise to a
+// client holding a session.
 package emulatortools

@@ -2,9 +2,16 @@ package emulatortools
 
 import (
 	"context"
+	"log/slog"
+	"net/http"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"cpesuite/internal/acs/acstest"
 	"cpesuite/internal/platform/logx"
 	"cpesuite/internal/testutil"
 )
@@ -117,4 +124,54 @@ func TestPanicIsToolError(t *testing.T) {
 		t.Fatalf("panic answered %+v, want an internal error without the panic text", r)
 	}
 	fails(t, cs, "list_devices", nil, "EMULATOR_UNREACHABLE:")
+}
+
+// TestFindWaitEndsWithTheCall: a client that gives up on acs_find_device
+// ends the server's polling too, over both transports.
+func TestFindWaitEndsWithTheCall(t *testing.T) {
+	a := acstest.Start(t, nil)
+	for _, tc := range []struct {
+		name    string
+		connect func(*testing.T, *Server) *mcp.ClientSession
+	}{{"in-memory", connectInMemory}, {"streamable-http", connectHTTP}} {
+		t.Run(tc.name, func(t *testing.T) {
+			logs := &testutil.SyncBuffer{}
+			polls := &countingTransport{next: http.DefaultTransport}
+			srv, err := New(Config{EmulatorURL: "http://" + testutil.FreeAddr(t), ACSURL: a.APIURL,
+				HTTPClient: &http.Client{Transport: polls},
+				Log:        slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+			if err != nil {
+				t.Fatal(err)
+			}
+			cs := tc.connect(t, srv)
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			go func() {
+				_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "acs_find_device", Arguments: map[string]any{"serial": "NEVER", "wait_seconds": 120}})
+				done <- err
+			}()
+			// Cancel once the server is polling, not before.
+			testutil.Eventually(t, 10*time.Second, "the tool polling the ACS", func() bool { return polls.n.Load() >= 2 })
+			cancel()
+			if err := <-done; err == nil {
+				t.Fatal("the cancelled call succeeded")
+			}
+			testutil.Eventually(t, 10*time.Second, "the server's wait to end", func() bool {
+				return strings.Contains(logs.String(), "code=CANCELLED")
+			})
+			// The session outlives the cancelled call.
+			fails(t, cs, "list_devices", nil, "EMULATOR_UNREACHABLE:")
+		})
+	}
+}
+
+// countingTransport counts the requests the tool server sends.
+type countingTransport struct {
+	next http.RoundTripper
+	n    atomic.Int64
+}
+
+func (c *countingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	c.n.Add(1)
+	return c.next.RoundTrip(r)
 }

@@ -81,9 +81,10 @@ func New(cfg Config) (*Server, error) {
 	s.registerEmulatorTools()
 	s.registerACSTools()
 	// Stateless: a restart of this server (the gateway's restart-mcp-emul)
-	// leaves no client holding a dead session id.
+	// leaves no client holding a dead session id. A client that hangs up
+	// ends its call, so an abandoned wait does not poll on.
 	s.handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp },
-		&mcp.StreamableHTTPOptions{Stateless: true, Logger: s.log})
+		&mcp.StreamableHTTPOptions{Stateless: true, PropagateRequestCancellation: true, Logger: s.log})
 	return s, nil
 }
 

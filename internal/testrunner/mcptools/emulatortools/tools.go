@@ -75,12 +75,13 @@ func errorResult(err error) *mcp.CallToolResult {
 }
 
 // logFailure logs what the client does not see (causes of upstream and
-// internal failures); a caller's own mistakes are only worth debug.
+// internal failures); a caller's own mistakes and calls the caller gave up
+// on are only worth debug.
 func (s *Server) logFailure(tool string, err error) {
-	switch apperr.Status(err) / 100 {
-	case 5:
-		s.log.Warn("tool failed", "tool", tool, "code", apperr.Code(err), "err", err.Error())
-	default:
-		s.log.Debug("tool refused", "tool", tool, "code", apperr.Code(err), "err", err.Error())
+	code := apperr.Code(err)
+	if apperr.Status(err)/100 == 5 && code != "CANCELLED" {
+		s.log.Warn("tool failed", "tool", tool, "code", code, "err", err.Error())
+		return
 	}
+	s.log.Debug("tool refused", "tool", tool, "code", code, "err", err.Error())
 }
