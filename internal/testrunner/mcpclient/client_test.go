@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"cpesuite/internal/platform/apperr"
 	"cpesuite/internal/testutil"
 )
@@ -388,3 +390,68 @@ func TestListSkipsUnreachable(t *testing.T) {
 // race it and get EOF on a dead connection, a failure the client must not
 // paper over for tool calls (the server may have run the call).
 func forgetClosedConns(hc *http.Client) { hc.CloseIdleConnections() }
+
+// A JSON-RPC error is the server's answer, not a transport failure: the
+// session and the server's health stay.
+func TestServerRefusesCall(t *testing.T) {
+	for _, m := range modes {
+		t.Run(m.name, func(t *testing.T) {
+			emu := newToolServer(t, "emu", m.opts...)
+			c, _ := newClient(t, newSetting(pair("emulator", emu)))
+			mustCall(t, c, "emulator", "echo", nil)
+			emu.server().AddTool(&mcp.Tool{Name: "broken", InputSchema: map[string]any{"type": "object"}},
+				func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+					return nil, errors.New("database on fire")
+				})
+			_, _, err := c.Call(ctxFor(t), "emulator", "broken", nil)
+			if e, ok := apperr.As(err); !ok || e.Code != "TOOL_SERVER_ERROR" || !strings.Contains(err.Error(), "database on fire") {
+				t.Fatalf("refused call: %v", err)
+			}
+			// Arguments the tool's schema refuses are the tool's own error.
+			out, isErr := mustCall(t, c, "emulator", "echo", map[string]any{"text": 5})
+			if !isErr || !strings.Contains(out, "text") {
+				t.Fatalf("bad arguments: %q, isError %v", out, isErr)
+			}
+			if d := c.Diag().MCPs["emulator"]; !d.OK || d.SessionsOpened != 1 || d.LastError != "" {
+				t.Fatalf("diag %+v: want ok on the same session", d)
+			}
+		})
+	}
+}
+
+func TestToolListCacheTTL(t *testing.T) {
+	emu := newToolServer(t, "emu")
+	var mu sync.Mutex
+	now := fixedNow
+	c, _ := newClient(t, newSetting(pair("emulator", emu)), func(cfg *Config) {
+		cfg.Now = func() time.Time {
+			mu.Lock()
+			defer mu.Unlock()
+			return now
+		}
+	})
+	list := func() {
+		t.Helper()
+		if l, err := c.List(ctxFor(t)); err != nil || len(l) != 5 {
+			t.Fatalf("List = %d tools, %v", len(l), err)
+		}
+	}
+	list()
+	list()
+	for _, tool := range []string{"echo", "shot"} {
+		if err := c.Resolve(ctxFor(t), "emulator", tool); err != nil {
+			t.Fatal(err)
+		}
+		mustCall(t, c, "emulator", tool, nil)
+	}
+	if n := emu.lists.Load(); n != 1 {
+		t.Fatalf("server answered %d tools/list, want 1 (cached)", n)
+	}
+	mu.Lock()
+	now = now.Add(ToolsTTL)
+	mu.Unlock()
+	list()
+	if n := emu.lists.Load(); n != 2 {
+		t.Fatalf("server answered %d tools/list after the TTL, want 2", n)
+	}
+}

@@ -16,12 +16,13 @@
 // expired the session) is replaced on the next use. A request the server
 // provably did not run (the session was gone before it was sent, or the
 // server refused the session id for that very request) is sent again once
-// on the fresh session; tools/list and probes are retried once on any
-// broken session. Other failures are returned: a tool call that may have
-// run is never repeated behind the caller's back. A call whose response
-// stream breaks mid-way ends when the session is found broken or when its
-// context (Config.CallTimeout by default) ends, because servers without an
-// event store cannot resume the stream.
+// on a fresh session, and so is tools/list after any transport failure.
+// Other failures of a tool call are returned: a call that may have run is
+// never repeated behind the caller's back. A call whose response stream
+// breaks mid-way ends when the session is found broken or when its context
+// (Config.CallTimeout by default) ends, because servers without an event
+// store cannot resume the stream. A JSON-RPC error is the server's answer,
+// not a failure of the session.
 //
 // Tool lists are cached per session: dropped when the server sends
 // notifications/tools/list_changed, refreshed on reconnect, on a lookup of

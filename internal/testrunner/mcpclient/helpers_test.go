@@ -35,6 +35,7 @@ type toolServer struct {
 	mcp         *mcp.Server
 	http        *http.Server
 	initialized atomic.Int64 // initialize handshakes (stateful sessions) of all runs
+	lists       atomic.Int64 // tools/list requests answered
 	slowStarted chan struct{}
 	slowEnded   chan error // the slow tool's context error when it returns
 }
@@ -69,6 +70,14 @@ type infoOut struct {
 func (ts *toolServer) newMCP() *mcp.Server {
 	s := mcp.NewServer(&mcp.Implementation{Name: "test-" + ts.name, Version: "1.2.3"}, &mcp.ServerOptions{
 		InitializedHandler: func(context.Context, *mcp.InitializedRequest) { ts.initialized.Add(1) },
+	})
+	s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "tools/list" {
+				ts.lists.Add(1)
+			}
+			return next(ctx, method, req)
+		}
 	})
 	mcp.AddTool(s, &mcp.Tool{Name: "echo", Description: "Echo text, prefixed with the server name."},
 		func(_ context.Context, _ *mcp.CallToolRequest, in textArgs) (*mcp.CallToolResult, any, error) {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"slices"
 	"sync"
 	"time"
 
@@ -135,7 +134,7 @@ func (s *server) diag() ServerDiag {
 		LastError:       h.lastErr,
 		LastErrorAt:     timePtr(h.lastErrAt),
 		LastOKAt:        timePtr(h.lastOKAt),
-		LastTools:       slices.Clone(h.lastTools),
+		LastTools:       append([]string{}, h.lastTools...),
 		LastToolsAt:     timePtr(h.lastToolsAt),
 		CheckedAt:       timePtr(h.checkedAt),
 	}
