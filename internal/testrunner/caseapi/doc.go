@@ -28,4 +28,15 @@
 // do not parse never hide the others: their count is in the X-Case-Errors
 // header of every answer, and GET /api/tests?with_errors=true answers
 // {"tests": [...], "errors": [{"file", "error"}]} instead of the array.
+// Reading, regenerating or assigning such a file is 422 INVALID_CASE with
+// the parser's problems (the request was fine, the stored file is not);
+// an invalid document sent by the client is 400 INVALID_CASE. Either way
+// the error body carries "problems": [{"field", "line", "message"}].
+//
+// Uploads (POST /api/tests/upload-yaml and POST /api/trees/upload) are
+// multipart forms with the file in field "file". The file name is checked
+// exactly as the client sent it, so "../x.xml" is refused rather than
+// quietly shortened to "x.xml"; a new file answers 201, a replaced one 200.
+// Trees must be well-formed XML with one root element and no DOCTYPE or
+// other <!...> declaration.
 package caseapi
