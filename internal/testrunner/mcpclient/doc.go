@@ -27,8 +27,8 @@
 // Tool lists are cached per session: dropped when the server sends
 // notifications/tools/list_changed, refreshed on reconnect, on a lookup of
 // a tool the cache does not know, by every status probe, and after ToolsTTL
-// as a safety net for servers that cannot push notifications (stateless
-// servers).
+// as a safety net (a stateless server's notification stream ends silently
+// when the server restarts).
 //
 // Results. Call turns MCP content into text: text parts joined by
 // newlines, images and audio as a marker such as "[image/png, 5120 bytes]",

@@ -121,8 +121,8 @@ func (ts *toolServer) start() {
 	ts.mcp = ts.newMCP()
 	m := ts.mcp
 	var h http.Handler = mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return m },
-		// The emulator tool server is stateless; without propagation a
-		// cancelled call would keep running there.
+		// As the emulator tool server does: on a stateless server only
+		// the end of the HTTP request can cancel a call.
 		&mcp.StreamableHTTPOptions{Stateless: ts.stateless, PropagateRequestCancellation: true})
 	if ts.user != "" {
 		inner := h
