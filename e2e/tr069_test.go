@@ -35,6 +35,7 @@ func up(t *testing.T, targets string, extra map[string]string) *platform {
 		"CPESUITE_SPEEDTEST_ADDR": testutil.FreeAddr(t), "CPESUITE_TR069_EMULATOR_ADDR": testutil.FreeAddr(t),
 		"CPESUITE_FCC_ADDR": testutil.FreeAddr(t), "CPESUITE_CONFIGS_ADDR": testutil.FreeAddr(t), "CPESUITE_IOT_EMULATOR_ADDR": testutil.FreeAddr(t), "CPESUITE_IOT_EMULATOR_BROKER_ADDR": testutil.FreeAddr(t),
 		"CPESUITE_WORKER_ADDR": testutil.FreeAddr(t), "CPESUITE_GATEWAY_ADDR": testutil.FreeAddr(t),
+		"CPESUITE_MCP_EMULATOR_ADDR": testutil.FreeAddr(t), "CPESUITE_MCP_BROWSER_ADDR": testutil.FreeAddr(t),
 	}, logs: &testutil.SyncBuffer{}}
 	env := map[string]string{"CPESUITE_DATA_DIR": t.TempDir(), "CPESUITE_LOG_FORMAT": "json", "CPESUITE_LOG_LEVEL": "warn",
 		"CPESUITE_ACS_SPEEDTEST_URL": "http://" + p.addrs["CPESUITE_SPEEDTEST_ADDR"],

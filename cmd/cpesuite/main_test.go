@@ -35,7 +35,7 @@ func TestSignalsStopCleanly(t *testing.T) {
 			addr := testutil.FreeAddr(t)
 			cmd := exec.Command(bin, "up")
 			cmd.Env = append(os.Environ(), "CPESUITE_SPEEDTEST_ADDR="+addr, "CPESUITE_DATA_DIR="+t.TempDir(), "CPESUITE_LOG_FORMAT=json",
-				"CPESUITE_ACS_ADDR="+testutil.FreeAddr(t), "CPESUITE_ACS_API_ADDR="+testutil.FreeAddr(t), "CPESUITE_TR069_EMULATOR_ADDR="+testutil.FreeAddr(t), "CPESUITE_FCC_ADDR="+testutil.FreeAddr(t), "CPESUITE_CONFIGS_ADDR="+testutil.FreeAddr(t), "CPESUITE_IOT_EMULATOR_ADDR="+testutil.FreeAddr(t), "CPESUITE_IOT_EMULATOR_BROKER_ADDR="+testutil.FreeAddr(t), "CPESUITE_WORKER_ADDR="+testutil.FreeAddr(t), "CPESUITE_GATEWAY_ADDR="+testutil.FreeAddr(t))
+				"CPESUITE_ACS_ADDR="+testutil.FreeAddr(t), "CPESUITE_ACS_API_ADDR="+testutil.FreeAddr(t), "CPESUITE_TR069_EMULATOR_ADDR="+testutil.FreeAddr(t), "CPESUITE_FCC_ADDR="+testutil.FreeAddr(t), "CPESUITE_CONFIGS_ADDR="+testutil.FreeAddr(t), "CPESUITE_IOT_EMULATOR_ADDR="+testutil.FreeAddr(t), "CPESUITE_IOT_EMULATOR_BROKER_ADDR="+testutil.FreeAddr(t), "CPESUITE_WORKER_ADDR="+testutil.FreeAddr(t), "CPESUITE_GATEWAY_ADDR="+testutil.FreeAddr(t), "CPESUITE_MCP_EMULATOR_ADDR="+testutil.FreeAddr(t), "CPESUITE_MCP_BROWSER_ADDR="+testutil.FreeAddr(t))
 			var logs bytes.Buffer
 			cmd.Stderr = &logs
 			if err := cmd.Start(); err != nil {

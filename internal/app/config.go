@@ -32,19 +32,26 @@ type Config struct {
 	// AddrsSet records which addresses the operator set explicitly.
 	AddrsSet map[string]bool
 
-	Grid      grid.Config
-	Speedtest speedtest.Config
-	ACS       acs.Config
-	TR069Emu  tr069emu.Config
-	IoTEmu    iotemu.Config
-	FCC       fcc.Config
-	Configs   configsvc.Config
-	Gateway   gateway.Config
-	Worker    WorkerConfig
+	Grid        grid.Config
+	Speedtest   speedtest.Config
+	ACS         acs.Config
+	TR069Emu    tr069emu.Config
+	IoTEmu      iotemu.Config
+	FCC         fcc.Config
+	Configs     configsvc.Config
+	Gateway     gateway.Config
+	Worker      WorkerConfig
+	MCPEmulator MCPEmulatorConfig
+	MCPBrowser  MCPBrowserConfig
+
+	// lookupEnv is the process environment the CLI was given; the worker's
+	// settings fall back to it (container environment).
+	lookupEnv func(string) (string, bool)
 }
 
 // RegisterFlags registers every variable on s with its default.
 func (c *Config) RegisterFlags(s *config.Set, lookupEnv func(string) (string, bool)) {
+	c.lookupEnv = lookupEnv
 	s.String(&c.DataDir, "data-dir", "CPESUITE_DATA_DIR", "./data", "directory for embedded databases, grid store and files; created on start")
 	s.OneOf(&c.LogLevel, "log.level", "CPESUITE_LOG_LEVEL", "info", "log level", "debug", "info", "warn", "error")
 	s.OneOf(&c.LogFormat, "log.format", "CPESUITE_LOG_FORMAT", "auto", "log format; auto is text on a terminal, JSON otherwise", "auto", "json", "text")
@@ -75,6 +82,8 @@ func (c *Config) RegisterFlags(s *config.Set, lookupEnv func(string) (string, bo
 	c.Configs.RegisterFlags(s)
 	c.Gateway.RegisterFlags(s)
 	c.Worker.RegisterFlags(s)
+	c.MCPEmulator.RegisterFlags(s)
+	c.MCPBrowser.RegisterFlags(s)
 }
 
 // Addr returns the configured address of a target's listener.
@@ -111,6 +120,9 @@ func (c *Config) Validate() error {
 		return err
 	}
 	if err := c.Worker.Validate(); err != nil {
+		return err
+	}
+	if err := c.MCPBrowser.Validate(); err != nil {
 		return err
 	}
 	return c.Gateway.Validate()

@@ -28,6 +28,8 @@ var Listeners = []Listener{
 	{"gateway", "addr", ":8088", "/api, /health"},
 	{"tr069-emulator", "addr", ":8555", "/api, /apiV2"},
 	{"iot-emulator", "addr", ":8556", "/api"},
+	{"mcp-emulator", "addr", ":8558", "/mcp"},
+	{"mcp-browser", "addr", ":8559", "/mcp"},
 }
 
 // Flag returns the flag name, e.g. "tr069-emulator.addr".

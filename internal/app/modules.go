@@ -34,7 +34,10 @@ const (
 	FCC       = "fcc"
 	Configs   = "configs"
 	Worker    = "worker"
-	Gateway   = "gateway"
+	// The MCP tool servers the worker's cases call.
+	MCPEmulator = "mcp-emulator"
+	MCPBrowser  = "mcp-browser"
+	Gateway     = "gateway"
 )
 
 // modules holds what module inits share: the configuration and the
@@ -70,6 +73,8 @@ func newModules(cfg *Config, log *slog.Logger) *modules {
 	// The configuration service's grid client uses the process's embedded
 	// member (CACHE_IS_SERVER) unless GRID_MEMBERS names a cluster.
 	m.Register(Module{Name: Configs, Target: true, Deps: []string{Grid}, Init: m.initConfigs})
+	m.Register(Module{Name: MCPEmulator, Target: true, Init: m.initMCPEmulator})
+	m.Register(Module{Name: MCPBrowser, Target: true, Init: m.initMCPBrowser})
 	// The worker first: in `cpesuite up` the gateway registers it as the
 	// local stand and the two share the generated identity secret.
 	m.Register(Module{Name: Worker, Target: true, Init: m.initWorker})

@@ -19,9 +19,9 @@ import (
 	"cpesuite/internal/platform/sqlstore"
 	"cpesuite/internal/testrunner/gateway"
 	"cpesuite/internal/testrunner/identity"
-	"cpesuite/internal/testrunner/testcase"
 	"cpesuite/internal/testrunner/wire"
 	"cpesuite/internal/testrunner/worker"
+	"cpesuite/internal/testrunner/workersvc"
 )
 
 // AdminPasswordFile holds the generated bootstrap password of the
@@ -141,22 +141,59 @@ func (m *modules) initWorker(context.Context) (service.Service, error) {
 		return nil, err
 	}
 	log.Info("worker identity secret", "from", source)
-	dir := filepath.Join(m.cfg.DataDir, "worker")
-	cases, err := testcase.OpenStore(filepath.Join(dir, "tests"))
-	if err != nil {
-		return nil, fmt.Errorf("worker case folder: %w", err)
-	}
-	w, err := worker.New(worker.Config{DataDir: dir, Secret: secret, Version: buildinfo.Get().Version, MaxToolOutput: m.cfg.Worker.MaxToolOutput}, cases, log)
+	s, err := workersvc.New(workersvc.Config{
+		DataDir:       filepath.Join(m.cfg.DataDir, "worker"),
+		Secret:        secret,
+		Version:       buildinfo.Get().Version,
+		MaxToolOutput: m.cfg.Worker.MaxToolOutput,
+		Env:           m.workerEnv(),
+		Log:           log,
+	})
 	if err != nil {
 		return nil, err
 	}
 	mux := httpx.NewMux()
-	w.Routes(mux)
+	s.Routes(mux)
 	// No actuator: the worker's GET /health is what the gateway probes.
 	srv := m.httpServer(Worker, addr, mux, nil, wire.ErrorWriter())
 	// Runs stop before the server: their last WebSocket messages go out.
 	return service.Group{
 		srv,
-		service.Funcs{StopFn: func(ctx context.Context) error { w.Shutdown(ctx); return nil }},
+		service.Funcs{StopFn: func(ctx context.Context) error { s.Shutdown(ctx); return nil }},
 	}, nil
+}
+
+// workerEnv is the container environment the worker's settings fall back
+// to. In one process with the emulator, the ACS or the tool servers, the
+// variables the operator did not set point at those targets' configured
+// addresses, so that `cpesuite up` on any ports runs cases without setup.
+func (m *modules) workerEnv() func(string) (string, bool) {
+	local := map[string]string{}
+	if m.Running(TR069Emu) {
+		local["EMULATOR_URL"] = "http://" + loopback(m.cfg.Addr(TR069Emu, "addr"))
+	}
+	if m.Running(ACS) {
+		local["ACS_URL"] = "http://" + loopback(m.cfg.Addr(ACS, "api-addr")) + "/acs"
+	}
+	var servers []string
+	if m.Running(MCPEmulator) {
+		servers = append(servers, "emulator=http://"+loopback(m.cfg.Addr(MCPEmulator, "addr"))+"/mcp")
+	}
+	if m.Running(MCPBrowser) {
+		servers = append(servers, "browser=http://"+loopback(m.cfg.Addr(MCPBrowser, "addr"))+"/mcp")
+	}
+	if len(servers) > 0 {
+		local["MCP_SERVERS"] = strings.Join(servers, ",")
+	}
+	lookup := m.cfg.lookupEnv
+	if lookup == nil {
+		lookup = os.LookupEnv
+	}
+	return func(key string) (string, bool) {
+		if v, ok := lookup(key); ok && v != "" {
+			return v, true
+		}
+		v, ok := local[key]
+		return v, ok
+	}
 }
