@@ -129,13 +129,16 @@ func (g *Gateway) putProfile(w http.ResponseWriter, r *http.Request) error {
 	}
 	var prov any
 	if provision {
-		stack, err := g.provisionEmulator(r.Context(), p.Name)
+		stack, err := g.provisionEmulator(r.Context(), p.Name, p.Settings["acs_url"])
 		if err != nil {
 			g.audit(r, "profile_provision", p.Name, apperr.PublicMessage(err), false)
 			return err
 		}
 		if _, ok := p.Settings["emulator_url"]; !ok {
 			p.Settings["emulator_url"] = emulatorURL(p.Name)
+		}
+		if _, ok := p.Settings["mcp_servers"]; !ok {
+			p.Settings["mcp_servers"] = "emulator=" + emulatorToolsURL(p.Name)
 		}
 		prov = stack
 	}

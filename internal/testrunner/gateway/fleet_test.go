@@ -179,8 +179,25 @@ func TestPortainerFlows(t *testing.T) {
 		Provisioned *provisioned
 	}
 	e.must(e.do(ad, "POST", "/api/gateway/profiles", map[string]any{"name": "lab", "settings": map[string]string{}}), 201).decode(t, &p)
-	if p.Provisioned == nil || p.Provisioned.Stack != "mcp-tr-emul-lab" || p.Settings["emulator_url"] != "http://mcp-tr-emul-lab:8555" {
+	if p.Provisioned == nil || p.Provisioned.Stack != "mcp-tr-emul-lab" || p.Settings["emulator_url"] != "http://mcp-tr-emul-lab:8555" ||
+		p.Settings["mcp_servers"] != "emulator=http://mcp-tr-emul-lab-tools:8558/mcp" {
 		t.Fatalf("provisioned profile %+v", p)
+	}
+	// The stack runs the emulator and its MCP tool server; the profile's
+	// acs_url reaches the tool server, and only as a plain URL.
+	if f, _ := e.pt.StackFile("mcp-tr-emul-lab"); !strings.Contains(f, `command: ["run", "mcp-emulator"]`) ||
+		!strings.Contains(f, `CPESUITE_MCP_EMULATOR_EMULATOR_URL: "http://mcp-tr-emul-lab:8555"`) || strings.Contains(f, "CPESUITE_MCP_EMULATOR_ACS_URL") {
+		t.Fatalf("emulator stack file:\n%s", f)
+	}
+	e.must(e.do(ad, "POST", "/api/gateway/profiles", map[string]any{"name": "lab3", "settings": map[string]string{"acs_url": "http://acs.lab3:7557/acs"}}), 201)
+	if f, _ := e.pt.StackFile("mcp-tr-emul-lab3"); !strings.Contains(f, `CPESUITE_MCP_EMULATOR_ACS_URL: "http://acs.lab3:7557/acs"`) {
+		t.Fatalf("lab3 stack file:\n%s", f)
+	}
+	for _, bad := range []string{"http://acs\"\n  evil: x", "http://acs/${SECRET}", "ftp://acs/"} {
+		e.must(e.do(ad, "POST", "/api/gateway/profiles", map[string]any{"name": "lab4", "settings": map[string]string{"acs_url": bad}}), 400)
+	}
+	if _, ok := e.pt.StackFile("mcp-tr-emul-lab4"); ok {
+		t.Fatal("a stack was created for a refused acs_url")
 	}
 	// Asking again reuses the existing stack instead of failing.
 	e.must(e.do(ad, "POST", "/api/gateway/profiles", map[string]any{"name": "lab", "settings": map[string]string{}, "provision": true}), 200).decode(t, &p)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"text/template"
@@ -22,6 +23,13 @@ func emulatorStack(env string) string { return "mcp-tr-emul-" + env }
 // container name.
 func workerURL(stand string) string { return "http://" + workerStack(stand) + ":8083" }
 func emulatorURL(env string) string { return "http://" + emulatorStack(env) + ":8555" }
+
+// The emulator stack's second service is the emulator MCP tool server the
+// worker's cases call (mcp_servers "emulator=...").
+func emulatorToolsContainer(env string) string { return emulatorStack(env) + "-tools" }
+func emulatorToolsURL(env string) string {
+	return "http://" + emulatorToolsContainer(env) + ":8558/mcp"
+}
 
 // The stacks run the same cpesuite image as the gateway. Names are
 // validated lower-case identifiers before they reach a template; secrets
@@ -59,6 +67,20 @@ networks:
       - data:/data
     networks: [testrunner]
     restart: unless-stopped
+  tools:
+    image: {{.Image}}
+    container_name: {{.Container}}-tools
+    command: ["run", "mcp-emulator"]
+    environment:
+      CPESUITE_DATA_DIR: /data
+      CPESUITE_MCP_EMULATOR_ADDR: ":8558"
+      CPESUITE_MCP_EMULATOR_EMULATOR_URL: "http://{{.Container}}:8555"
+{{- if .ACSURL}}
+      CPESUITE_MCP_EMULATOR_ACS_URL: "{{.ACSURL}}"
+{{- end}}
+    networks: [testrunner]
+    depends_on: [emulator]
+    restart: unless-stopped
 volumes:
   data: {}
 networks:
@@ -68,7 +90,7 @@ networks:
 `))
 )
 
-type composeVars struct{ Image, Container, Network string }
+type composeVars struct{ Image, Container, Network, ACSURL string }
 
 func render(t *template.Template, v composeVars) string {
 	var b bytes.Buffer
@@ -78,6 +100,20 @@ func render(t *template.Template, v composeVars) string {
 	return b.String()
 }
 
+// checkComposeURL admits a profile's acs_url into the compose text only
+// as a plain http(s) URL: quotes, backslashes, white space and "$" (compose
+// substitution) could otherwise change the stack definition.
+func checkComposeURL(v string) error {
+	if v == "" {
+		return nil
+	}
+	u, err := url.Parse(v)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || strings.ContainsAny(v, "\"\\$'` \t\r\n") {
+		return apperr.Invalid("INVALID_SETTING", "setting acs_url must be a plain http or https URL to provision the emulator stack")
+	}
+	return nil
+}
+
 // provisioned is what the API reports about a created stack.
 type provisioned struct {
 	Stack   string `json:"stack"`
@@ -85,13 +121,18 @@ type provisioned struct {
 	URL     string `json:"url"`
 }
 
-// provisionEmulator creates the emulator wrapper stack of a new env.
-func (g *Gateway) provisionEmulator(ctx context.Context, env string) (*provisioned, error) {
+// provisionEmulator creates the emulator wrapper stack of a new env: the
+// TR-069 emulator and its MCP tool server, which calls the ACS at acsURL
+// (the profile's acs_url; empty leaves the tool server's default).
+func (g *Gateway) provisionEmulator(ctx context.Context, env, acsURL string) (*provisioned, error) {
 	if g.pt == nil {
 		return nil, errNotConfigured
 	}
+	if err := checkComposeURL(acsURL); err != nil {
+		return nil, err
+	}
 	name := emulatorStack(env)
-	st, err := g.pt.CreateStack(ctx, name, render(emulatorCompose, composeVars{g.cfg.EmulatorImage, name, g.cfg.StackNetwork}), nil)
+	st, err := g.pt.CreateStack(ctx, name, render(emulatorCompose, composeVars{Image: g.cfg.EmulatorImage, Container: name, Network: g.cfg.StackNetwork, ACSURL: acsURL}), nil)
 	if errors.Is(err, apperr.ErrConflict) {
 		// Provisioned before (a profile deleted without teardown, or
 		// provision=true again): the existing stack serves.
@@ -131,7 +172,7 @@ func (g *Gateway) provisionWorker(w http.ResponseWriter, r *http.Request) error 
 	}
 	stack := workerStack(b.Name)
 	env := []portainer.EnvVar{{Name: "CPESUITE_TESTRUNNER_SECRET", Value: string(g.secret)}}
-	created, err := g.pt.CreateStack(ctx, stack, render(workerCompose, composeVars{g.cfg.WorkerImage, stack, g.cfg.StackNetwork}), env)
+	created, err := g.pt.CreateStack(ctx, stack, render(workerCompose, composeVars{Image: g.cfg.WorkerImage, Container: stack, Network: g.cfg.StackNetwork}), env)
 	if err != nil {
 		g.audit(r, "worker_provision", b.Name, apperr.PublicMessage(err), false)
 		return err

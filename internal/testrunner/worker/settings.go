@@ -90,6 +90,17 @@ func checkToolServers(v string) error {
 	return err
 }
 
+// validate checks a value given for d, from the UI or the environment.
+func (d settingDef) validate(v string) error {
+	if len(v) > maxSettingValue {
+		return fmt.Errorf("is longer than %d bytes", maxSettingValue)
+	}
+	if d.check != nil {
+		return d.check(v)
+	}
+	return nil
+}
+
 func checkHTTPURL(v string) error {
 	if v == "" {
 		return nil
@@ -117,9 +128,13 @@ type settings struct {
 	defs  []settingDef
 	byKey map[string]settingDef
 	env   func(string) (string, bool)
+	log   *slog.Logger
 
 	mu        sync.RWMutex
 	overrides map[string]string
+	// badEnv remembers the environment values already warned about, so a
+	// bad variable is logged once, not on every read.
+	badEnv sync.Map
 }
 
 // loadSettings reads the overrides at path. A missing file means none; a
@@ -127,7 +142,7 @@ type settings struct {
 // configuration. Overrides of keys no longer known are dropped with a
 // warning.
 func loadSettings(path string, defs []settingDef, env func(string) (string, bool), log *slog.Logger) (*settings, error) {
-	s := &settings{path: path, defs: defs, byKey: map[string]settingDef{}, env: env, overrides: map[string]string{}}
+	s := &settings{path: path, defs: defs, byKey: map[string]settingDef{}, env: env, log: log, overrides: map[string]string{}}
 	for _, d := range defs {
 		s.byKey[d.key] = d
 	}
@@ -167,7 +182,16 @@ func (s *settings) resolve(key string) (value, source string, ok bool) {
 	}
 	if d.env != "" {
 		if v, set := s.env(d.env); set && v != "" {
-			return v, sourceEnv, true
+			// An environment value gets the same check as a UI override;
+			// a bad one is ignored (with a warning) rather than handed to
+			// an executor.
+			err := d.validate(v)
+			if err == nil {
+				return v, sourceEnv, true
+			}
+			if _, warned := s.badEnv.LoadOrStore(d.env+"="+v, true); !warned {
+				s.log.Warn("ignoring an invalid environment setting; using the built-in default", "var", d.env, "problem", err.Error())
+			}
 		}
 	}
 	return d.def, sourceDefault, true
@@ -226,13 +250,8 @@ func (s *settings) replace(in map[string]any) error {
 			}
 			continue
 		}
-		if len(v) > maxSettingValue {
-			return apperr.Invalid("INVALID_SETTING", "setting %q is longer than %d bytes", k, maxSettingValue)
-		}
-		if d.check != nil {
-			if err := d.check(v); err != nil {
-				return apperr.Invalid("INVALID_SETTING", "setting %q %s", k, err.Error())
-			}
+		if err := d.validate(v); err != nil {
+			return apperr.Invalid("INVALID_SETTING", "setting %q %s", k, err.Error())
 		}
 		next[k] = v
 	}

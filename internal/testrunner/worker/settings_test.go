@@ -197,3 +197,25 @@ func TestUIConfigAndNewSettings(t *testing.T) {
 		t.Fatalf("after PUT: ui-config %v, mcp_servers %q", ui, e.w.Setting("mcp_servers"))
 	}
 }
+
+func TestInvalidEnvironmentSettingsFallBackToDefaults(t *testing.T) {
+	environ := map[string]string{"LLM_TIMEOUT_SECONDS": "abc", "OPENAI_BASE_URL": "ftp://x", "LLM_MAX_TURNS": "7", "ACS_URL": strings.Repeat("h", maxSettingValue+1)}
+	e := newEnv(t, func(c *Config) { c.Env = envMap(environ) })
+	cases := []struct{ key, want, source string }{
+		{"llm_timeout_seconds", "120", sourceDefault},
+		{"openai_base_url", "https://api.openai.com/v1", sourceDefault},
+		{"llm_max_turns", "7", sourceEnv},
+		{"acs_url", "http://127.0.0.1:7557/acs", sourceDefault},
+	}
+	v := e.settingsView(alice)
+	for _, c := range cases {
+		if v.Settings[c.key] != c.want || v.Sources[c.key] != c.source {
+			t.Errorf("%s = %q from %s, want %q from %s", c.key, v.Settings[c.key], v.Sources[c.key], c.want, c.source)
+		}
+	}
+	e.settingsView(alice) // read again: still one warning per variable
+	logs := e.logs.String()
+	if n := strings.Count(logs, "var=LLM_TIMEOUT_SECONDS"); n != 1 || strings.Contains(logs, "ftp://x") {
+		t.Fatalf("%d warnings for LLM_TIMEOUT_SECONDS, or a value logged:\n%s", n, logs)
+	}
+}
