@@ -409,12 +409,15 @@ func TestExecutors(t *testing.T) {
 			},
 		},
 		{
-			name:   "a bad timeout setting is a run error",
+			// The worker ignores an environment value that fails the
+			// setting's check (with a warning) and uses the default.
+			name:   "a bad timeout in the environment falls back to the default",
 			env:    map[string]string{"LLM_TIMEOUT_SECONDS": "soon"},
-			script: func(kit, string) []answer { return nil },
+			script: func(k kit, _ string) []answer { return []answer{k.final("```json\n" + passBoth + "\n```")} },
 			check: func(t *testing.T, k kit, got outcome) {
-				requireRequests(t, got, 0)
-				requireOutput(t, got.d, `error: setting llm_timeout_seconds "soon" is not a whole number from 1 to 600`)
+				requireRequests(t, got, 1)
+				requireStatuses(t, got.d, wire.StatusPassed, wire.StepPassed, wire.StepPassed)
+				requireOutput(t, got.d, "at most 40 turns of at most 2m0s each")
 			},
 		},
 		{
