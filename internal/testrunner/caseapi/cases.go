@@ -65,7 +65,7 @@ func (a *API) getCase(w http.ResponseWriter, r *http.Request, _ identity.Identit
 	file := r.PathValue("filename")
 	c, err := a.cases.Get(file)
 	if err != nil {
-		return storedCaseError(file, err)
+		return testcase.StoredFileError(file, err)
 	}
 	return httpx.WriteJSON(w, http.StatusOK, CaseView{File: file, Case: c})
 }
@@ -74,7 +74,7 @@ func (a *API) getCaseYAML(w http.ResponseWriter, r *http.Request, _ identity.Ide
 	file := r.PathValue("filename")
 	data, err := a.cases.Raw(file)
 	if err != nil {
-		return storedCaseError(file, err)
+		return testcase.StoredFileError(file, err)
 	}
 	h := w.Header()
 	h.Set("Content-Type", "application/yaml; charset=utf-8")
@@ -169,21 +169,6 @@ func (a *API) uploadYAML(w http.ResponseWriter, r *http.Request, _ identity.Iden
 		w.Header().Set("Location", "/api/tests/"+url.PathEscape(up.Name))
 	}
 	return httpx.WriteJSON(w, status, Uploaded{File: up.Name, ID: c.ID, Title: c.Title, Created: created, Replaced: !created})
-}
-
-// storedCaseError turns the parse failure of a stored file into 422
-// INVALID_CASE naming the file, with the parser's problems: the request was
-// fine, the file is not (someone edited it by hand). Other errors pass.
-func storedCaseError(file string, err error) error {
-	e, ok := apperr.As(err)
-	if !ok || apperr.Status(err) != http.StatusBadRequest && apperr.Status(err) != http.StatusRequestEntityTooLarge {
-		return err
-	}
-	if e.Code != "INVALID_CASE" && e.Code != "CASE_TOO_LARGE" {
-		return err
-	}
-	return apperr.Wrap(apperr.ErrUnprocessable, err, e.Code,
-		"stored test case "+file+" is not valid: "+apperr.PublicMessage(err)).WithDetails(e.Details)
 }
 
 // boolQuery reads an optional boolean query parameter.

@@ -34,7 +34,7 @@ func (a *API) moveCases(moves []move) ([]string, error) {
 		case errors.Is(err, errMoved) || apperr.Status(err) == http.StatusNotFound:
 		default:
 			a.undo(done)
-			return nil, storedCaseError(m.File, err)
+			return nil, testcase.StoredFileError(m.File, err)
 		}
 	}
 	files := make([]string, len(done))

@@ -255,7 +255,7 @@ func (a *API) assignProject(w http.ResponseWriter, r *http.Request, _ identity.I
 	for _, f := range files {
 		c, err := a.cases.Get(f)
 		if err != nil {
-			return storedCaseError(f, err)
+			return testcase.StoredFileError(f, err)
 		}
 		if c.Project != project {
 			moves = append(moves, move{File: f, From: c.Project, To: project})

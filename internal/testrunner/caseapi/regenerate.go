@@ -68,7 +68,7 @@ func (a *API) regenerate(w http.ResponseWriter, r *http.Request, _ identity.Iden
 		return nil
 	})
 	if err != nil && !errors.Is(err, errUnchanged) {
-		return storedCaseError(file, err)
+		return testcase.StoredFileError(file, err)
 	}
 	return httpx.WriteJSON(w, http.StatusOK, res)
 }

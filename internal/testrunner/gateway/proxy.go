@@ -337,12 +337,13 @@ func (g *Gateway) stop(w http.ResponseWriter, r *http.Request) error {
 	if err != nil {
 		return err
 	}
-	out := wire.StopResult{Stopped: []string{}}
+	out := wire.StopResult{Stopped: []string{}, Batches: []string{}}
 	for _, s := range res {
 		out.Stopped = append(out.Stopped, s.Stopped...)
+		out.Batches = append(out.Batches, s.Batches...)
 	}
-	if len(out.Stopped) > 0 {
-		g.audit(r, "run_stop", strings.Join(out.Stopped, ","), "", true)
+	if len(out.Stopped)+len(out.Batches) > 0 {
+		g.audit(r, "run_stop", strings.Join(append(append([]string{}, out.Stopped...), out.Batches...), ","), "", true)
 	}
 	return httpx.WriteJSON(w, http.StatusOK, out)
 }

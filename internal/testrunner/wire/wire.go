@@ -175,9 +175,10 @@ type BatchReportRow struct {
 	Status         string    `json:"status"`
 	Model          string    `json:"model"`
 	Owner          string    `json:"owner"`
-	StartedAt      time.Time `json:"started_at"`
-	FinishedAt     time.Time `json:"finished_at"`
-	TotalElapsedMS int64     `json:"total_elapsed_ms"`
+	StartedAt time.Time `json:"started_at"`
+	// FinishedAt is null while the batch runs.
+	FinishedAt     *time.Time `json:"finished_at"`
+	TotalElapsedMS int64      `json:"total_elapsed_ms"`
 	Summary        Summary   `json:"summary"`
 	Stand          string    `json:"stand,omitempty"`
 }
@@ -204,6 +205,9 @@ type BatchReport struct {
 // StopResult is the answer of POST /api/run/stop.
 type StopResult struct {
 	Stopped []string `json:"stopped"`
+	// Batches names the batches the stop ended (a batch stopped between
+	// two of its tests stops no run).
+	Batches []string `json:"batches"`
 }
 
 // Error is the body of every test-runner error (gateway and worker): the

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"cpesuite/internal/platform/apperr"
 	"cpesuite/internal/testrunner/identity"
 	"cpesuite/internal/testrunner/wire"
 	"cpesuite/internal/testutil"
@@ -291,6 +292,28 @@ func TestRegistryKeepsTheLast100Runs(t *testing.T) {
 		t.Fatalf("listed %s..%s, want newest %s..%s", rows[0].RunID, rows[len(rows)-1].RunID, ids[len(ids)-1], ids[5])
 	}
 	e.errorCode(&alice, "GET", "/api/runs/"+ids[0], nil, 404)
+
+	// A running run beside 100 finished ones: still the last 100.
+	e.cases.put("g.yaml", newCase("g", gate()))
+	running := e.startRun(alice, "g.yaml", "")
+	e.call(alice, "GET", "/api/runs", nil, 200, &rows)
+	if len(rows) != maxCompleted || rows[0].RunID != running {
+		t.Fatalf("%d runs listed, newest %s; want %d, newest %s", len(rows), rows[0].RunID, maxCompleted, running)
+	}
+	e.tools.open(t)
+}
+
+func TestBrokenStoredCaseIs422(t *testing.T) {
+	e := newEnv(t)
+	e.cases.fail = apperr.Invalid("INVALID_CASE", "steps[0].action: required (line 4)")
+	code, detail := e.errorCode(&alice, "POST", "/api/run?test_file=bad.yaml", nil, 422)
+	if code != "INVALID_CASE" || !strings.Contains(detail, "stored test case bad.yaml is not valid") || !strings.Contains(detail, "line 4") {
+		t.Fatalf("%s %q", code, detail)
+	}
+	code, _ = e.errorCode(&alice, "POST", "/api/run/batch", wire.StartBatchRequest{TestFiles: []string{"bad.yaml"}}, 422)
+	if code != "INVALID_CASE" {
+		t.Fatal(code)
+	}
 }
 
 func TestShutdownStopsRuns(t *testing.T) {

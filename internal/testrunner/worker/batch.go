@@ -132,8 +132,11 @@ func (w *Worker) batchReportLocked(b *batch, status string, finished time.Time) 
 		}
 	}
 	end := finished
+	var finishedAt *time.Time
 	if end.IsZero() {
 		end = now
+	} else {
+		finishedAt = &finished
 	}
 	return wire.BatchReport{
 		BatchReportRow: wire.BatchReportRow{
@@ -142,7 +145,7 @@ func (w *Worker) batchReportLocked(b *batch, status string, finished time.Time) 
 			Model:          b.model,
 			Owner:          b.owner,
 			StartedAt:      b.started,
-			FinishedAt:     finished,
+			FinishedAt:     finishedAt,
 			TotalElapsedMS: end.Sub(b.started).Milliseconds(),
 			Summary:        sum,
 		},

@@ -221,6 +221,7 @@ func TestBatchValidation(t *testing.T) {
 		{"unknown model", wire.StartBatchRequest{TestFiles: []string{"a.yaml"}, Model: "nope"}, 400, "UNKNOWN_MODEL", "deterministic"},
 		{"not json", "{", 400, "INVALID", "malformed JSON"},
 		{"wrong type", `{"test_files":"a.yaml"}`, 400, "INVALID", "test_files"},
+		{"unknown field", `{"test_files":["a.yaml"],"modle":"x"}`, 400, "INVALID", "modle"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -233,12 +234,21 @@ func TestBatchValidation(t *testing.T) {
 	if bs := e.batchStatus(alice); bs.Status != wire.BatchNone {
 		t.Fatalf("a rejected batch was recorded: %+v", bs)
 	}
-	// A case list of the maximum size is accepted.
-	sb := e.startBatch(alice, wire.StartBatchRequest{TestFiles: many[:maxBatchFiles]})
+	// A case list of the maximum size is accepted. Its tests wait at a
+	// gate, so the stop always finds the batch running.
+	e.cases.put("g.yaml", newCase("g", gate()))
+	gated := make([]string, maxBatchFiles)
+	for i := range gated {
+		gated[i] = "g.yaml"
+	}
+	sb := e.startBatch(alice, wire.StartBatchRequest{TestFiles: gated})
 	if sb.Total != maxBatchFiles {
 		t.Fatalf("total %d", sb.Total)
 	}
 	var res wire.StopResult
 	e.call(alice, "POST", "/api/run/stop", nil, 200, &res)
+	if len(res.Batches) != 1 || res.Batches[0] != sb.BatchID {
+		t.Fatalf("stop answered %+v, want batch %s", res, sb.BatchID)
+	}
 	testutil.Eventually(t, waitFor, "the batch to stop", func() bool { return e.batchStatus(alice).Status == wire.BatchIdle })
 }

@@ -167,9 +167,9 @@ func verdict(steps []wire.Step, runError bool) string {
 // stopOwner stops owner's running runs and batch (its remaining tests are
 // not started) and waits up to stopWait, or until ctx ends, for them to
 // end. Other accounts' runs are untouched.
-func (w *Worker) stopOwner(ctx context.Context, owner string) []string {
+func (w *Worker) stopOwner(ctx context.Context, owner string) (ids, batches []string) {
 	w.mu.Lock()
-	ids := []string{}
+	ids, batches = []string{}, []string{}
 	var waits []chan struct{}
 	for _, r := range w.runs {
 		if r.owner == owner && r.running() {
@@ -180,6 +180,7 @@ func (w *Worker) stopOwner(ctx context.Context, owner string) []string {
 	}
 	if b := w.batch; b != nil && b.owner == owner {
 		b.stopped = true
+		batches = append(batches, b.id)
 		waits = append(waits, b.done)
 	}
 	w.mu.Unlock()
@@ -191,12 +192,12 @@ func (w *Worker) stopOwner(ctx context.Context, owner string) []string {
 		select {
 		case <-ch:
 		case <-timer.C:
-			return ids
+			return ids, batches
 		case <-ctx.Done():
-			return ids
+			return ids, batches
 		}
 	}
-	return ids
+	return ids, batches
 }
 
 // health is GET /health.

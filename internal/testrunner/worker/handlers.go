@@ -15,15 +15,16 @@ import (
 // maxBatchFiles bounds one batch.
 const maxBatchFiles = 500
 
-// loadCase returns the case of file; an unknown file is 404 naming it and
-// other failures keep the store's kind (400 for a malformed name).
+// loadCase returns the case of file; an unknown file is 404 naming it, a
+// stored file that does not parse 422 (as on the case routes), and other
+// failures keep the store's kind (400 for a malformed name).
 func (w *Worker) loadCase(file string) (*testcase.Case, error) {
 	c, err := w.cases.Get(file)
 	if errors.Is(err, apperr.ErrNotFound) {
 		return nil, apperr.Wrap(apperr.ErrNotFound, err, "TEST_NOT_FOUND", fmt.Sprintf("test file %q not found", file))
 	}
 	if err != nil {
-		return nil, err
+		return nil, testcase.StoredFileError(file, err)
 	}
 	if c == nil {
 		return nil, apperr.Internal(errors.New("case store returned no case and no error for " + file))
@@ -58,16 +59,16 @@ func (w *Worker) postRun(rw http.ResponseWriter, r *http.Request, id identity.Id
 }
 
 func (w *Worker) postStop(rw http.ResponseWriter, r *http.Request, id identity.Identity) error {
-	stopped := w.stopOwner(r.Context(), id.Username)
-	if len(stopped) > 0 {
-		w.log.Info("runs stopped", "owner", id.Username, "run_ids", stopped)
+	stopped, batches := w.stopOwner(r.Context(), id.Username)
+	if len(stopped)+len(batches) > 0 {
+		w.log.Info("runs stopped", "owner", id.Username, "run_ids", stopped, "batch_ids", batches)
 	}
-	return httpx.WriteJSON(rw, http.StatusOK, wire.StopResult{Stopped: stopped})
+	return httpx.WriteJSON(rw, http.StatusOK, wire.StopResult{Stopped: stopped, Batches: batches})
 }
 
 func (w *Worker) postBatch(rw http.ResponseWriter, r *http.Request, id identity.Identity) error {
 	var req wire.StartBatchRequest
-	if err := httpx.DecodeJSON(r, &req, httpx.DecodeOptions{}); err != nil {
+	if err := httpx.DecodeJSON(r, &req, httpx.DecodeOptions{DisallowUnknownFields: true}); err != nil {
 		return err
 	}
 	switch {
@@ -148,6 +149,9 @@ func (w *Worker) listRunsHandler(rw http.ResponseWriter, r *http.Request, id ide
 	runs := w.listRuns(owner)
 	out := make([]wire.RunSummary, 0, len(runs))
 	for _, run := range runs {
+		if len(out) == maxCompleted {
+			break // a running run beside 100 finished ones: still the last 100
+		}
 		out = append(out, run.summary(now))
 	}
 	return httpx.WriteJSON(rw, http.StatusOK, out)

@@ -39,11 +39,16 @@ const waitFor = 10 * time.Second
 type mapCases struct {
 	mu sync.Mutex
 	m  map[string]*testcase.Case
+	// fail, when set, is what every Get answers (a broken stored file).
+	fail error
 }
 
 func (c *mapCases) Get(file string) (*testcase.Case, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.fail != nil {
+		return nil, c.fail
+	}
 	tc, ok := c.m[file]
 	if !ok {
 		return nil, apperr.NotFound("", "test %s not found", file)
