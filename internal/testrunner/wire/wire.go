@@ -171,16 +171,16 @@ type Summary struct {
 
 // BatchReportRow is one row of GET /api/run/batch/reports.
 type BatchReportRow struct {
-	BatchID        string    `json:"batch_id"`
-	Status         string    `json:"status"`
-	Model          string    `json:"model"`
-	Owner          string    `json:"owner"`
+	BatchID   string    `json:"batch_id"`
+	Status    string    `json:"status"`
+	Model     string    `json:"model"`
+	Owner     string    `json:"owner"`
 	StartedAt time.Time `json:"started_at"`
 	// FinishedAt is null while the batch runs.
 	FinishedAt     *time.Time `json:"finished_at"`
 	TotalElapsedMS int64      `json:"total_elapsed_ms"`
-	Summary        Summary   `json:"summary"`
-	Stand          string    `json:"stand,omitempty"`
+	Summary        Summary    `json:"summary"`
+	Stand          string     `json:"stand,omitempty"`
 }
 
 // BatchResult is one test of a full batch report.
