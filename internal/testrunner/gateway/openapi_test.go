@@ -4,9 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"go/ast"
-	"go/parser"
-	"go/token"
 	"io"
 	"log/slog"
 	"maps"
@@ -445,31 +442,7 @@ func oaCheckRefs(t *testing.T) {
 // "INVALID_" + "teardown").
 func oaKnownCodes(t *testing.T) func(string) bool {
 	t.Helper()
-	lits := map[string]bool{}
-	for _, dir := range []string{".", "accounts", filepath.Join("..", "..", "platform", "apperr")} {
-		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
-		if err != nil || len(files) == 0 {
-			t.Fatalf("no Go files in %s: %v", dir, err)
-		}
-		fset := token.NewFileSet()
-		for _, name := range files {
-			if strings.HasSuffix(name, "_test.go") {
-				continue
-			}
-			f, err := parser.ParseFile(fset, name, nil, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ast.Inspect(f, func(n ast.Node) bool {
-				if lit, ok := n.(*ast.BasicLit); ok && lit.Kind == token.STRING {
-					if s, err := strconv.Unquote(lit.Value); err == nil {
-						lits[s] = true
-					}
-				}
-				return true
-			})
-		}
-	}
+	lits := openapitest.StringLiterals(t, ".", "accounts", filepath.Join("..", "..", "platform", "apperr"))
 	return func(code string) bool {
 		if lits[code] {
 			return true

@@ -4,12 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"go/ast"
-	"go/parser"
-	"go/token"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"reflect"
 	"regexp"
 	"slices"
@@ -401,33 +397,8 @@ func TestOpenAPIDocument(t *testing.T) {
 // body), and codes built from two literals, as "TREE" + "_TOO_LARGE".
 func oaKnownCodes(t *testing.T) func(string) bool {
 	t.Helper()
-	lits := map[string]bool{}
-	dirs := []string{".", "../worker", "../caseapi", "../notes", "../mcpclient", "../testcase", "../identity", "../wire",
-		"../../platform/apperr", "../../platform/httpx"}
-	fset := token.NewFileSet()
-	for _, dir := range dirs {
-		files, err := filepath.Glob(filepath.Join(dir, "*.go"))
-		if err != nil || len(files) == 0 {
-			t.Fatalf("no Go files in %s: %v", dir, err)
-		}
-		for _, name := range files {
-			if strings.HasSuffix(name, "_test.go") {
-				continue
-			}
-			f, err := parser.ParseFile(fset, name, nil, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			ast.Inspect(f, func(n ast.Node) bool {
-				if lit, ok := n.(*ast.BasicLit); ok && lit.Kind == token.STRING {
-					if s, err := strconv.Unquote(lit.Value); err == nil {
-						lits[s] = true
-					}
-				}
-				return true
-			})
-		}
-	}
+	lits := openapitest.StringLiterals(t, ".", "../worker", "../caseapi", "../notes", "../mcpclient", "../testcase", "../identity", "../wire",
+		"../../platform/apperr", "../../platform/httpx")
 	return func(code string) bool {
 		if lits[code] {
 			return true

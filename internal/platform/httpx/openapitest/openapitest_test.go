@@ -76,3 +76,11 @@ func TestCheckRefs(t *testing.T) {
 		t.Fatalf("failures %v, want the two unresolvable $refs", r.errs)
 	}
 }
+
+func TestStringLiterals(t *testing.T) {
+	lits := StringLiterals(t, ".")
+	// "patch" is a literal of openapitest.go; "checked by" only of this test file, which is skipped.
+	if !lits["patch"] || lits["checked by"] {
+		t.Fatalf("literals: patch %v, test-file literal %v", lits["patch"], lits["checked by"])
+	}
+}
