@@ -12,7 +12,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -133,7 +132,7 @@ func oaCheckedDoc(t *testing.T) []byte {
 				continue
 			}
 			delete(item, strings.ToLower(method))
-			if !slices.ContainsFunc(slices.Collect(maps.Keys(item)), oaIsMethod) {
+			if !slices.ContainsFunc(slices.Collect(maps.Keys(item)), openapitest.IsMethod) {
 				delete(paths, path)
 			}
 		}
@@ -143,14 +142,6 @@ func oaCheckedDoc(t *testing.T) []byte {
 		t.Fatal(err)
 	}
 	return out
-}
-
-func oaIsMethod(k string) bool {
-	switch k {
-	case "get", "put", "post", "delete", "patch", "head", "options":
-		return true
-	}
-	return false
 }
 
 // oaCheckMux holds the patterns of mux, with those of oaUncheckable on
@@ -202,76 +193,6 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 	}
 }
 
-// oaResponse is what the tests read of one response.
-type oaResponse struct {
-	Ref         string                     `json:"$ref"`
-	Description string                     `json:"description"`
-	Content     map[string]json.RawMessage `json:"content"`
-	Codes       []string                   `json:"x-error-codes"`
-}
-
-type oaOperation struct {
-	Summary     string                `json:"summary"`
-	Description string                `json:"description"`
-	OperationID string                `json:"operationId"`
-	Security    *[]map[string]any     `json:"security"`
-	Parameters  []map[string]any      `json:"parameters"`
-	Responses   map[string]oaResponse `json:"responses"`
-}
-
-type oaDoc struct {
-	OpenAPI string `json:"openapi"`
-	Info    struct {
-		Description string `json:"description"`
-	} `json:"info"`
-	Security   []map[string][]string                 `json:"security"`
-	Paths      map[string]map[string]json.RawMessage `json:"paths"`
-	Components struct {
-		SecuritySchemes map[string]struct {
-			Type   string `json:"type"`
-			Scheme string `json:"scheme"`
-		} `json:"securitySchemes"`
-		Responses map[string]oaResponse `json:"responses"`
-		Schemas   map[string]struct {
-			Ref   string           `json:"$ref"`
-			AllOf []map[string]any `json:"allOf"`
-		} `json:"schemas"`
-	} `json:"components"`
-}
-
-type oaNamedOp struct {
-	method, path string
-	op           oaOperation
-}
-
-func oaParse(t *testing.T) (oaDoc, []oaNamedOp) {
-	t.Helper()
-	var d oaDoc
-	if err := json.Unmarshal(OpenAPI(), &d); err != nil {
-		t.Fatalf("openapi.json does not parse: %v", err)
-	}
-	var ops []oaNamedOp
-	for path, item := range d.Paths {
-		for m, raw := range item {
-			if !oaIsMethod(m) {
-				continue
-			}
-			var op oaOperation
-			if err := json.Unmarshal(raw, &op); err != nil {
-				t.Fatalf("%s %s: %v", m, path, err)
-			}
-			ops = append(ops, oaNamedOp{strings.ToUpper(m), path, op})
-		}
-	}
-	sort.Slice(ops, func(i, j int) bool {
-		return ops[i].path+" "+ops[i].method < ops[j].path+" "+ops[j].method
-	})
-	if len(ops) == 0 {
-		t.Fatal("the document has no operations")
-	}
-	return d, ops
-}
-
 var oaParam = regexp.MustCompile(`\{([^}/]+)\}`)
 
 // oaSample is a request path for a documented path: parameters become
@@ -285,34 +206,6 @@ func oaSample(path string) string {
 	})
 }
 
-// resolve follows a response $ref into components.responses.
-func (d oaDoc) resolve(r oaResponse) (oaResponse, bool) {
-	if r.Ref == "" {
-		return r, true
-	}
-	c, ok := d.Components.Responses[strings.TrimPrefix(r.Ref, "#/components/responses/")]
-	return c, ok && strings.HasPrefix(r.Ref, "#/components/responses/")
-}
-
-// usesError reports whether a JSON body schema is the Error schema or a
-// schema built on it with allOf.
-func (d oaDoc) usesError(raw json.RawMessage) bool {
-	var media struct {
-		Schema struct {
-			Ref string `json:"$ref"`
-		} `json:"schema"`
-	}
-	if json.Unmarshal(raw, &media) != nil {
-		return false
-	}
-	const errRef = "#/components/schemas/Error"
-	if media.Schema.Ref == errRef {
-		return true
-	}
-	s, ok := d.Components.Schemas[strings.TrimPrefix(media.Schema.Ref, "#/components/schemas/")]
-	return ok && slices.ContainsFunc(s.AllOf, func(m map[string]any) bool { return m["$ref"] == errRef })
-}
-
 // TestOpenAPIDocument checks the document's shape and its agreement with
 // the code that does not go through a route: references resolve, every
 // operation is described and has a success answer, error answers use the
@@ -320,7 +213,7 @@ func (d oaDoc) usesError(raw json.RawMessage) bool {
 // (security: []) exactly when the middleware lets it through without a
 // token.
 func TestOpenAPIDocument(t *testing.T) {
-	d, ops := oaParse(t)
+	d, ops := openapitest.Parse(t, OpenAPI())
 	if d.OpenAPI != "3.0.3" {
 		t.Errorf("openapi = %q, want 3.0.3", d.OpenAPI)
 	}
@@ -350,8 +243,8 @@ func TestOpenAPIDocument(t *testing.T) {
 	codes := oaKnownCodes(t)
 	ids := map[string]string{}
 	for _, o := range ops {
-		name := o.method + " " + o.path
-		op := o.op
+		name := o.Method + " " + o.Path
+		op := o.Op
 		if op.Summary == "" || op.Description == "" {
 			t.Errorf("%s needs a summary and a description", name)
 		}
@@ -366,14 +259,14 @@ func TestOpenAPIDocument(t *testing.T) {
 				declared[p["name"].(string)] = true
 			}
 		}
-		for _, m := range oaParam.FindAllStringSubmatch(o.path, -1) {
+		for _, m := range oaParam.FindAllStringSubmatch(o.Path, -1) {
 			if !declared[m[1]] {
 				t.Errorf("%s does not declare path parameter %s", name, m[1])
 			}
 		}
 
 		open := op.Security != nil && len(*op.Security) == 0
-		if want := isOpen(httptest.NewRequest(o.method, oaSample(o.path), nil)); open != want {
+		if want := isOpen(httptest.NewRequest(o.Method, oaSample(o.Path), nil)); open != want {
 			t.Errorf("%s: documented open=%v, but the middleware's isOpen says %v", name, open, want)
 		}
 		if _, ok := op.Responses["401"]; !open && !ok {
@@ -383,7 +276,7 @@ func TestOpenAPIDocument(t *testing.T) {
 		success := false
 		for status, ref := range op.Responses {
 			id := name + " " + status
-			r, ok := d.resolve(ref)
+			r, ok := d.Resolve(ref)
 			if !ok {
 				t.Errorf("%s: response $ref %s does not resolve", id, ref.Ref)
 				continue
@@ -404,7 +297,7 @@ func TestOpenAPIDocument(t *testing.T) {
 				continue
 			}
 			raw, ok := r.Content["application/json"]
-			if !ok || !d.usesError(raw) {
+			if !ok || !d.UsesError(raw) {
 				t.Errorf("%s does not answer the Error schema as application/json", id)
 			}
 			if status == "default" {
@@ -469,25 +362,25 @@ func TestOpenAPIAccessLevels(t *testing.T) {
 	}
 	editor := oaLogin(t, h, "oa-editor", oaEditorPW)
 
-	d, ops := oaParse(t)
+	d, ops := openapitest.Parse(t, OpenAPI())
 	for _, o := range ops {
-		name := o.method + " " + o.path
-		if o.op.Security != nil && len(*o.op.Security) == 0 {
+		name := o.Method + " " + o.Path
+		if o.Op.Security != nil && len(*o.Op.Security) == 0 {
 			continue
 		}
-		if o.path == "/metrics" {
+		if o.Path == "/metrics" {
 			continue // served by the module's server, not by Routes
 		}
-		path := oaSample(o.path)
-		if w := oaDo(t, h, "", o.method, path, nil); w.Code != http.StatusUnauthorized {
+		path := oaSample(o.Path)
+		if w := oaDo(t, h, "", o.Method, path, nil); w.Code != http.StatusUnauthorized {
 			t.Errorf("%s without a token: %d, want 401", name, w.Code)
 		}
-		r403, adminOnly := o.op.Responses["403"]
+		r403, adminOnly := o.Op.Responses["403"]
 		if adminOnly {
-			r, _ := d.resolve(r403)
+			r, _ := d.Resolve(r403)
 			adminOnly = slices.Contains(r.Codes, "ADMIN_REQUIRED")
 		}
-		w := oaDo(t, h, editor, o.method, path, nil)
+		w := oaDo(t, h, editor, o.Method, path, nil)
 		var body struct {
 			Code string `json:"code"`
 		}

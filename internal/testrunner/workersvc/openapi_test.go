@@ -9,7 +9,6 @@ import (
 	"reflect"
 	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -106,125 +105,17 @@ func TestOpenAPIMatchesRoutes(t *testing.T) {
 	openapitest.Check(t, OpenAPI(), oaCheckMux(mux))
 }
 
-// oaResponse is what the tests read of one response.
-type oaResponse struct {
-	Ref         string                     `json:"$ref"`
-	Description string                     `json:"description"`
-	Content     map[string]json.RawMessage `json:"content"`
-	Codes       []string                   `json:"x-error-codes"`
-}
-
-type oaOperation struct {
-	Summary     string                `json:"summary"`
-	Description string                `json:"description"`
-	OperationID string                `json:"operationId"`
-	Access      string                `json:"x-access"`
-	Security    *[]map[string]any     `json:"security"`
-	Parameters  []map[string]any      `json:"parameters"`
-	Responses   map[string]oaResponse `json:"responses"`
-}
-
-// oaSchema is the part of a schema object the tests read.
-type oaSchema struct {
-	Ref        string              `json:"$ref"`
-	Type       string              `json:"type"`
-	AllOf      []oaSchema          `json:"allOf"`
-	Properties map[string]oaSchema `json:"properties"`
-	Required   []string            `json:"required"`
-	Enum       []any               `json:"enum"`
-	Items      *oaSchema           `json:"items"`
-	Desc       string              `json:"description"`
-}
-
-type oaDoc struct {
-	OpenAPI string `json:"openapi"`
-	Info    struct {
-		Description string `json:"description"`
-	} `json:"info"`
-	Security   []map[string][]string                 `json:"security"`
-	Paths      map[string]map[string]json.RawMessage `json:"paths"`
-	Components struct {
-		SecuritySchemes map[string]struct {
-			Type string `json:"type"`
-			In   string `json:"in"`
-			Name string `json:"name"`
-		} `json:"securitySchemes"`
-		Responses map[string]oaResponse `json:"responses"`
-		Schemas   map[string]oaSchema   `json:"schemas"`
-	} `json:"components"`
-}
-
-type oaNamedOp struct {
-	method, path string
-	op           oaOperation
-}
-
-func oaIsMethod(k string) bool {
-	switch k {
-	case "get", "put", "post", "delete", "patch", "head", "options":
-		return true
-	}
-	return false
-}
-
-func oaParse(t *testing.T) (oaDoc, []oaNamedOp) {
-	t.Helper()
-	if !json.Valid(OpenAPI()) {
-		t.Fatal("openapi.json is not valid JSON")
-	}
-	var d oaDoc
-	if err := json.Unmarshal(OpenAPI(), &d); err != nil {
-		t.Fatalf("openapi.json does not parse: %v", err)
-	}
-	var ops []oaNamedOp
-	for path, item := range d.Paths {
-		for m, raw := range item {
-			if !oaIsMethod(m) {
-				continue
-			}
-			var op oaOperation
-			if err := json.Unmarshal(raw, &op); err != nil {
-				t.Fatalf("%s %s: %v", m, path, err)
-			}
-			ops = append(ops, oaNamedOp{strings.ToUpper(m), path, op})
-		}
-	}
-	sort.Slice(ops, func(i, j int) bool { return ops[i].path+" "+ops[i].method < ops[j].path+" "+ops[j].method })
-	if len(ops) == 0 {
-		t.Fatal("the document has no operations")
-	}
-	return d, ops
-}
-
-// resolve follows a response $ref into components.responses.
-func (d oaDoc) resolve(r oaResponse) (oaResponse, bool) {
-	if r.Ref == "" {
-		return r, true
-	}
-	name, ok := strings.CutPrefix(r.Ref, "#/components/responses/")
-	c, found := d.Components.Responses[name]
-	return c, ok && found
-}
-
-// schema follows $refs into components.schemas.
-func (d oaDoc) schema(s oaSchema) oaSchema {
-	for s.Ref != "" {
-		s = d.Components.Schemas[strings.TrimPrefix(s.Ref, "#/components/schemas/")]
-	}
-	return s
-}
-
-// flatten merges a schema and its allOf parts into one property and
+// oaFlatten merges a schema and its allOf parts into one property and
 // required set.
-func (d oaDoc) flatten(s oaSchema) (props map[string]oaSchema, required []string) {
-	s = d.schema(s)
-	props = map[string]oaSchema{}
+func oaFlatten(d openapitest.Doc, s openapitest.Schema) (props map[string]openapitest.Schema, required []string) {
+	s = d.Schema(s)
+	props = map[string]openapitest.Schema{}
 	for k, v := range s.Properties {
 		props[k] = v
 	}
 	required = slices.Clone(s.Required)
 	for _, part := range s.AllOf {
-		p, r := d.flatten(part)
+		p, r := oaFlatten(d, part)
 		for k, v := range p {
 			props[k] = v
 		}
@@ -232,22 +123,6 @@ func (d oaDoc) flatten(s oaSchema) (props map[string]oaSchema, required []string
 	}
 	slices.Sort(required)
 	return props, slices.Compact(required)
-}
-
-// usesError reports whether a JSON body schema is Error or built on it
-// with allOf.
-func (d oaDoc) usesError(raw json.RawMessage) bool {
-	var media struct {
-		Schema oaSchema `json:"schema"`
-	}
-	if json.Unmarshal(raw, &media) != nil {
-		return false
-	}
-	const errRef = "#/components/schemas/Error"
-	if media.Schema.Ref == errRef {
-		return true
-	}
-	return slices.ContainsFunc(d.schema(media.Schema).AllOf, func(p oaSchema) bool { return p.Ref == errRef })
 }
 
 var oaParam = regexp.MustCompile(`\{([^}/]+)\}`)
@@ -272,7 +147,7 @@ var oaAccess = map[string]string{
 // codes the code can send, and exactly the open endpoints need no
 // identity.
 func TestOpenAPIDocument(t *testing.T) {
-	d, ops := oaParse(t)
+	d, ops := openapitest.Parse(t, OpenAPI())
 	if d.OpenAPI != "3.0.3" {
 		t.Errorf("openapi = %q, want 3.0.3", d.OpenAPI)
 	}
@@ -305,8 +180,8 @@ func TestOpenAPIDocument(t *testing.T) {
 	codes := oaKnownCodes(t)
 	ids := map[string]string{}
 	for _, o := range ops {
-		name := o.method + " " + o.path
-		op := o.op
+		name := o.Method + " " + o.Path
+		op := o.Op
 		if op.Summary == "" || op.Description == "" {
 			t.Errorf("%s needs a summary and a description", name)
 		}
@@ -324,7 +199,7 @@ func TestOpenAPIDocument(t *testing.T) {
 				declared[p["name"].(string)] = true
 			}
 		}
-		for _, m := range oaParam.FindAllStringSubmatch(o.path, -1) {
+		for _, m := range oaParam.FindAllStringSubmatch(o.Path, -1) {
 			if !declared[m[1]] {
 				t.Errorf("%s does not declare path parameter %s", name, m[1])
 			}
@@ -341,7 +216,7 @@ func TestOpenAPIDocument(t *testing.T) {
 		success := false
 		for status, ref := range op.Responses {
 			id := name + " " + status
-			r, ok := d.resolve(ref)
+			r, ok := d.Resolve(ref)
 			if !ok {
 				t.Errorf("%s: response $ref %s does not resolve", id, ref.Ref)
 				continue
@@ -370,7 +245,7 @@ func TestOpenAPIDocument(t *testing.T) {
 				}
 				continue
 			}
-			if !d.usesError(raw) {
+			if !d.UsesError(raw) {
 				t.Errorf("%s does not answer the Error schema", id)
 			}
 			if len(r.Codes) == 0 {
@@ -412,7 +287,7 @@ func oaKnownCodes(t *testing.T) func(string) bool {
 	}
 }
 
-func oaEnum(s oaSchema) []string {
+func oaEnum(s openapitest.Schema) []string {
 	var out []string
 	for _, v := range s.Enum {
 		out = append(out, v.(string))
@@ -431,14 +306,14 @@ func oaSorted(v ...string) []string {
 // (run status, run phase, batch status) and to the code's constants and
 // note allowlists.
 func TestOpenAPIValueSets(t *testing.T) {
-	d, _ := oaParse(t)
-	prop := func(schema, field string) oaSchema {
-		props, _ := d.flatten(oaSchema{Ref: "#/components/schemas/" + schema})
+	d, _ := openapitest.Parse(t, OpenAPI())
+	prop := func(schema, field string) openapitest.Schema {
+		props, _ := oaFlatten(d, openapitest.Schema{Ref: "#/components/schemas/" + schema})
 		p, ok := props[field]
 		if !ok {
 			t.Fatalf("%s.%s is not documented", schema, field)
 		}
-		return d.schema(p)
+		return d.Schema(p)
 	}
 	// The spec's sets, spelled out here rather than taken from the code.
 	runStatus := oaSorted("passed", "failed", "error", "running")
@@ -480,7 +355,7 @@ func TestOpenAPIValueSets(t *testing.T) {
 			if s.Items == nil {
 				t.Fatalf("%s.%s has no items", tc.schema, tc.field)
 			}
-			s = d.schema(*s.Items)
+			s = d.Schema(*s.Items)
 		}
 		if got := oaEnum(s); !slices.Equal(got, tc.want) {
 			t.Errorf("%s.%s enum %v, want %v", tc.schema, tc.field, got, tc.want)
@@ -523,7 +398,7 @@ func oaJSONFields(t reflect.Type) map[string]bool {
 // Go type the worker encodes or decodes: the same property names, and for
 // answers, required exactly for the fields that are never left out.
 func TestOpenAPISchemasMatchTheWireTypes(t *testing.T) {
-	d, _ := oaParse(t)
+	d, _ := openapitest.Parse(t, OpenAPI())
 	for _, tc := range []struct {
 		schema string
 		typ    any
@@ -577,7 +452,7 @@ func TestOpenAPISchemasMatchTheWireTypes(t *testing.T) {
 			if _, ok := d.Components.Schemas[tc.schema]; !ok {
 				t.Fatalf("components.schemas.%s is missing", tc.schema)
 			}
-			props, required := d.flatten(oaSchema{Ref: "#/components/schemas/" + tc.schema})
+			props, required := oaFlatten(d, openapitest.Schema{Ref: "#/components/schemas/" + tc.schema})
 			fields := oaJSONFields(reflect.TypeOf(tc.typ))
 			var documented, encoded, always []string
 			for k := range props {
@@ -606,7 +481,7 @@ func TestOpenAPISchemasMatchTheWireTypes(t *testing.T) {
 // the same keys in the view, the sources and the PUT body, and each
 // documented default is the value a worker without environment shows.
 func TestOpenAPISettings(t *testing.T) {
-	d, _ := oaParse(t)
+	d, _ := openapitest.Parse(t, OpenAPI())
 	mux := oaService(t, nil)
 	w := oaDo(t, mux, &oaEditor, http.MethodGet, "/api/settings")
 	if w.Code != http.StatusOK {
@@ -625,7 +500,7 @@ func TestOpenAPISettings(t *testing.T) {
 	}
 	slices.Sort(served)
 	for _, name := range []string{"Settings", "SettingSources", "SettingsUpdate"} {
-		props, _ := d.flatten(oaSchema{Ref: "#/components/schemas/" + name})
+		props, _ := oaFlatten(d, openapitest.Schema{Ref: "#/components/schemas/" + name})
 		var keys []string
 		for k := range props {
 			keys = append(keys, k)
@@ -635,14 +510,14 @@ func TestOpenAPISettings(t *testing.T) {
 			t.Errorf("%s documents %v, GET /api/settings serves %v", name, keys, served)
 		}
 	}
-	props, _ := d.flatten(oaSchema{Ref: "#/components/schemas/Settings"})
+	props, _ := oaFlatten(d, openapitest.Schema{Ref: "#/components/schemas/Settings"})
 	for k, v := range view.Settings {
 		want := "built-in default empty"
 		if v != "" {
 			want = "built-in default " + strconv.Quote(v)
 		}
-		if view.Sources[k] != "default" || !strings.Contains(props[k].Desc, want) {
-			t.Errorf("setting %s: served %q from %s; its description %q does not say %s", k, v, view.Sources[k], props[k].Desc, want)
+		if view.Sources[k] != "default" || !strings.Contains(props[k].Description, want) {
+			t.Errorf("setting %s: served %q from %s; its description %q does not say %s", k, v, view.Sources[k], props[k].Description, want)
 		}
 		if !strings.Contains(d.Info.Description, "| "+k+" |") {
 			t.Errorf("the settings table of info.description has no row for %s", k)
@@ -656,15 +531,15 @@ func TestOpenAPISettings(t *testing.T) {
 // the admin operations.
 func TestOpenAPIAccessLevels(t *testing.T) {
 	mux := oaService(t, oaUnreachableTools)
-	_, ops := oaParse(t)
+	_, ops := openapitest.Parse(t, OpenAPI())
 	for _, o := range ops {
-		name := o.method + " " + o.path
-		if o.path == "/metrics" {
+		name := o.Method + " " + o.Path
+		if o.Path == "/metrics" {
 			continue // served by the module's server, not by Routes
 		}
-		path := oaSample(o.path)
-		w := oaDo(t, mux, nil, o.method, path)
-		if o.op.Access == "open" {
+		path := oaSample(o.Path)
+		w := oaDo(t, mux, nil, o.Method, path)
+		if o.Op.Access == "open" {
 			if w.Code != http.StatusOK {
 				t.Errorf("%s without identity: %d, want 200", name, w.Code)
 			}
@@ -673,10 +548,10 @@ func TestOpenAPIAccessLevels(t *testing.T) {
 		if w.Code != http.StatusUnauthorized || oaCode(w) != "UNAUTHENTICATED" || w.Header().Get("WWW-Authenticate") == "" {
 			t.Errorf("%s without identity: %d %s, want 401 UNAUTHENTICATED with WWW-Authenticate", name, w.Code, w.Body)
 		}
-		w = oaDo(t, mux, &oaEditor, o.method, path)
+		w = oaDo(t, mux, &oaEditor, o.Method, path)
 		refused := w.Code == http.StatusForbidden && oaCode(w) == "FORBIDDEN"
-		if refused != (o.op.Access == "admin") {
-			t.Errorf("%s as an editor: %d %s; documented access %s", name, w.Code, w.Body, o.op.Access)
+		if refused != (o.Op.Access == "admin") {
+			t.Errorf("%s as an editor: %d %s; documented access %s", name, w.Code, w.Body, o.Op.Access)
 		}
 		if w.Code == http.StatusUnauthorized {
 			t.Errorf("%s refused the editor's valid identity: %s", name, w.Body)

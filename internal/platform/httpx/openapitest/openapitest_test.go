@@ -84,3 +84,28 @@ func TestStringLiterals(t *testing.T) {
 		t.Fatalf("literals: patch %v, test-file literal %v", lits["patch"], lits["checked by"])
 	}
 }
+
+func TestParseResolveUsesError(t *testing.T) {
+	doc := []byte(`{"openapi":"3.0.3","paths":{"/b":{"get":{"operationId":"b","responses":{"404":{"$ref":"#/components/responses/NotFound"}}}},
+"/a":{"parameters":[],"post":{"operationId":"a","responses":{}},"get":{"operationId":"ag","responses":{}}}},
+"components":{"responses":{"NotFound":{"description":"gone","content":{"application/json":{"schema":{"$ref":"#/components/schemas/Conflict"}}}}},
+"schemas":{"Error":{"type":"object"},"Conflict":{"allOf":[{"$ref":"#/components/schemas/Error"},{"type":"object"}]},"Other":{"type":"object"}}}}`)
+	d, ops := Parse(t, doc)
+	var names []string
+	for _, o := range ops {
+		names = append(names, o.Method+" "+o.Path+" "+o.Op.OperationID)
+	}
+	if strings.Join(names, ",") != "GET /a ag,POST /a a,GET /b b" {
+		t.Fatalf("operations %v", names)
+	}
+	r, ok := d.Resolve(ops[2].Op.Responses["404"])
+	if !ok || r.Description != "gone" || !d.UsesError(r.Content["application/json"]) {
+		t.Fatalf("resolved %+v %v", r, ok)
+	}
+	if _, ok := d.Resolve(Response{Ref: "#/components/schemas/Error"}); ok {
+		t.Fatal("a schema ref resolved as a response")
+	}
+	if d.UsesError([]byte(`{"schema":{"$ref":"#/components/schemas/Other"}}`)) {
+		t.Fatal("Other counted as an error body")
+	}
+}
