@@ -1,20 +1,19 @@
 package notes
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"cpesuite/internal/platform/httpx"
 	"cpesuite/internal/testrunner/identity"
+	"cpesuite/internal/testrunner/identity/identitytest"
 	"cpesuite/internal/testutil"
 )
 
@@ -167,38 +166,7 @@ func (e *env) open() {
 // it is a string, JSON-encoded otherwise.
 func (e *env) do(who *identity.Identity, method, path string, body any) (*http.Response, []byte) {
 	e.t.Helper()
-	var rd io.Reader
-	switch b := body.(type) {
-	case nil:
-	case string:
-		rd = strings.NewReader(b)
-	default:
-		raw, err := json.Marshal(b)
-		if err != nil {
-			e.t.Fatal(err)
-		}
-		rd = bytes.NewReader(raw)
-	}
-	req, err := http.NewRequest(method, e.srv.URL+path, rd)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	if rd != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if who != nil {
-		identity.SignRequest(testSecret, req, *who, time.Now())
-	}
-	resp, err := e.srv.Client().Do(req)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	out, err := io.ReadAll(resp.Body)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return resp, out
+	return identitytest.Do(e.t, e.srv.Client(), testSecret, who, method, e.srv.URL+path, body)
 }
 
 // call sends a request as alice and checks the status.

@@ -1,14 +1,11 @@
 package worker
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
@@ -19,6 +16,7 @@ import (
 	"cpesuite/internal/platform/apperr"
 	"cpesuite/internal/platform/httpx"
 	"cpesuite/internal/testrunner/identity"
+	"cpesuite/internal/testrunner/identity/identitytest"
 	"cpesuite/internal/testrunner/testcase"
 	"cpesuite/internal/testrunner/wire"
 	"cpesuite/internal/testutil"
@@ -172,37 +170,7 @@ func (e *env) start(cfg Config) {
 // do sends a request signed for id (unsigned when id is nil).
 func (e *env) do(id *identity.Identity, method, path string, body any) (int, []byte) {
 	e.t.Helper()
-	var rd io.Reader
-	switch b := body.(type) {
-	case nil:
-	case string:
-		rd = strings.NewReader(b)
-	default:
-		j, err := json.Marshal(b)
-		if err != nil {
-			e.t.Fatal(err)
-		}
-		rd = bytes.NewReader(j)
-	}
-	req, err := http.NewRequest(method, e.srv.URL+path, rd)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	if rd != nil {
-		req.Header.Set("Content-Type", "application/json")
-	}
-	if id != nil {
-		identity.SignRequest(testSecret, req, *id, time.Now())
-	}
-	resp, err := e.srv.Client().Do(req)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	out, err := io.ReadAll(resp.Body)
-	if err != nil {
-		e.t.Fatal(err)
-	}
+	resp, out := identitytest.Do(e.t, e.srv.Client(), testSecret, id, method, e.srv.URL+path, body)
 	return resp.StatusCode, out
 }
 
