@@ -132,9 +132,10 @@ type settings struct {
 
 	mu        sync.RWMutex
 	overrides map[string]string
-	// badEnv remembers the environment values already warned about, so a
-	// bad variable is logged once, not on every read.
-	badEnv sync.Map
+	// envChecks memoises the check of each environment value seen
+	// ("VAR=value" to its error or nil): settings are read on every tool
+	// call, and a bad variable is logged once, not on every read.
+	envChecks sync.Map
 }
 
 // loadSettings reads the overrides at path. A missing file means none; a
@@ -185,16 +186,25 @@ func (s *settings) resolve(key string) (value, source string, ok bool) {
 			// An environment value gets the same check as a UI override;
 			// a bad one is ignored (with a warning) rather than handed to
 			// an executor.
-			err := d.validate(v)
-			if err == nil {
+			if s.envValid(d, v) {
 				return v, sourceEnv, true
-			}
-			if _, warned := s.badEnv.LoadOrStore(d.env+"="+v, true); !warned {
-				s.log.Warn("ignoring an invalid environment setting; using the built-in default", "var", d.env, "problem", err.Error())
 			}
 		}
 	}
 	return d.def, sourceDefault, true
+}
+
+// envValid checks an environment value once per distinct value.
+func (s *settings) envValid(d settingDef, v string) bool {
+	key := d.env + "=" + v
+	if res, ok := s.envChecks.Load(key); ok {
+		return res == nil
+	}
+	err := d.validate(v)
+	if _, loaded := s.envChecks.LoadOrStore(key, err); !loaded && err != nil {
+		s.log.Warn("ignoring an invalid environment setting; using the built-in default", "var", d.env, "problem", err.Error())
+	}
+	return err == nil
 }
 
 func (s *settings) get(key string) string {
