@@ -83,8 +83,8 @@ func TestCaseThroughToolServer(t *testing.T) {
 		ct := "application/json"
 		switch b := body.(type) {
 		case nil:
-		case *bytes.Buffer:
-			rd, ct = b, multipartType
+		case multipartBody:
+			rd, ct = b.body, b.contentType
 		default:
 			data, _ := json.Marshal(b)
 			rd = bytes.NewReader(data)
@@ -203,9 +203,13 @@ func noTaskDelays(t *testing.T, emu string) {
 	post(t, emu+"/api/properties", props)
 }
 
-var multipartType string
+// multipartBody is a form upload ready to send.
+type multipartBody struct {
+	body        *bytes.Buffer
+	contentType string
+}
 
-func yamlUpload(t *testing.T, name, text string) *bytes.Buffer {
+func yamlUpload(t *testing.T, name, text string) multipartBody {
 	t.Helper()
 	var buf bytes.Buffer
 	mw := multipart.NewWriter(&buf)
@@ -215,8 +219,7 @@ func yamlUpload(t *testing.T, name, text string) *bytes.Buffer {
 	}
 	_, _ = fw.Write([]byte(text))
 	_ = mw.Close()
-	multipartType = mw.FormDataContentType()
-	return &buf
+	return multipartBody{&buf, mw.FormDataContentType()}
 }
 
 // watchSteps reads the run's WebSocket until the run ends and returns the
