@@ -343,7 +343,7 @@ func (g *Gateway) stop(w http.ResponseWriter, r *http.Request) error {
 		out.Batches = append(out.Batches, s.Batches...)
 	}
 	if len(out.Stopped)+len(out.Batches) > 0 {
-		g.audit(r, "run_stop", strings.Join(append(append([]string{}, out.Stopped...), out.Batches...), ","), "", true)
+		g.audit(r, "run_stop", strings.Join(slices.Concat(out.Stopped, out.Batches), ","), "", true)
 	}
 	return httpx.WriteJSON(w, http.StatusOK, out)
 }
