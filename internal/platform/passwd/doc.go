@@ -8,10 +8,10 @@
 //
 //	h, err := passwd.Hash(password)          // store h
 //	ok, err := passwd.Verify(h, attempt)     // err means the stored row is malformed
-package passwd
 //
 // Each argon2 computation holds 19 MiB and a core for tens of
 // milliseconds, so services check passwords through the process's one
 // Limiter (Shared().Verify, Shared().Hash), which bounds how many run at
 // once and refuses the excess with a *BusyError instead of queueing it
 // without end.
+package passwd
