@@ -1,12 +1,15 @@
 // Package buildinfo reports what binary is running. The Makefile sets the
-// variables with -ldflags -X; a plain `go build` or `go run` falls back to
-// what the Go toolchain embedded.
+// variables with -ldflags -X; a plain `go build`, `go install` or `go run`
+// falls back to what the Go toolchain embedded and, for the build time,
+// to the executable file itself.
 package buildinfo
 
 import (
 	"fmt"
+	"os"
 	"runtime"
 	"runtime/debug"
+	"time"
 )
 
 // Set by the linker: -X cpesuite/internal/buildinfo.Version=... etc.
@@ -26,8 +29,14 @@ type Info struct {
 
 // Get resolves the build information, preferring linker-set values.
 func Get() Info {
-	info := Info{Version: Version, Commit: Commit, BuildTime: BuildTime, GoVersion: runtime.Version()}
-	if bi, ok := debug.ReadBuildInfo(); ok {
+	return resolve(Version, Commit, BuildTime, debug.ReadBuildInfo, executableTime)
+}
+
+// resolve is Get with its sources passed in, so that each fallback can be
+// tested without rebuilding the binary.
+func resolve(version, commit, buildTime string, read func() (*debug.BuildInfo, bool), exeTime func() (time.Time, bool)) Info {
+	info := Info{Version: version, Commit: commit, BuildTime: buildTime, GoVersion: runtime.Version()}
+	if bi, ok := read(); ok {
 		if info.Version == "" && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
 			info.Version = bi.Main.Version
 		}
@@ -44,6 +53,15 @@ func Get() Info {
 			}
 		}
 	}
+	if info.BuildTime == "" {
+		// Without the Makefile and without VCS stamping (-buildvcs=false,
+		// a module download, a tree without .git) the executable's
+		// modification time is when the toolchain linked it: go build and
+		// go install write the file last.
+		if t, ok := exeTime(); ok {
+			info.BuildTime = t.UTC().Format(time.RFC3339)
+		}
+	}
 	for _, p := range []*string{&info.Version, &info.Commit, &info.BuildTime} {
 		if *p == "" {
 			*p = "unknown"
@@ -53,6 +71,19 @@ func Get() Info {
 		info.Version = "dev"
 	}
 	return info
+}
+
+// executableTime is the modification time of the running executable.
+func executableTime() (time.Time, bool) {
+	exe, err := os.Executable()
+	if err != nil {
+		return time.Time{}, false
+	}
+	st, err := os.Stat(exe)
+	if err != nil || st.ModTime().IsZero() {
+		return time.Time{}, false
+	}
+	return st.ModTime(), true
 }
 
 // String renders the one-line form printed by `cpesuite version`.
