@@ -11,7 +11,7 @@ import (
 //
 // Errors are *SyntaxError (not well-formed, over a limit, or a DTD, which
 // also matches ErrDTD), *EnvelopeError (not a SOAP 1.1 envelope with one
-// body element), *UnknownMethodError and *ValueError. With the last two the
+// body element in a cwmp namespace), *UnknownMethodError and *ValueError. With the last two the
 // envelope is returned too, with its header and Version but a nil Body, so
 // the receiver can answer a fault carrying the same cwmp:ID.
 //
@@ -150,6 +150,12 @@ func (d *decoder) body(dst *Message, unknown **UnknownMethodError) error {
 		if *dst != nil || *unknown != nil {
 			return &EnvelopeError{Msg: "more than one element in Body"}
 		}
+		if ns := d.s.lookupNS(d.s.prefix); !rpcNamespace(name, ns) {
+			// Taking a foreign namespace for cwmp-1-0 would let any XML
+			// that happens to use CWMP's local names pass as CWMP.
+			return &EnvelopeError{Msg: "<" + clip(name, 40) + "> is in namespace " + strconv.Quote(clip(ns, 80)) +
+				", want " + cwmpURNPrefix + "0 to " + cwmpURNPrefix + "4"}
+		}
 		d.noteVersion(rankBody)
 		newMsg := methods[name]
 		if newMsg == nil {
@@ -163,6 +169,19 @@ func (d *decoder) body(dst *Message, unknown **UnknownMethodError) error {
 		*dst = m
 		return nil
 	})
+}
+
+// rpcNamespace reports whether a Body element in namespace ns may be an
+// RPC: a cwmp namespace, the SOAP envelope namespace for a plain SOAP Fault,
+// or no namespace at all, which some CPE stacks write.
+func rpcNamespace(name, ns string) bool {
+	if ns == "" {
+		return true
+	}
+	if _, ok := ParseNamespace(ns); ok {
+		return true
+	}
+	return name == "Fault" && ns == NamespaceSOAPEnv
 }
 
 // noteVersion records the cwmp version of the namespace bound to the current

@@ -33,7 +33,8 @@ func (e *SyntaxError) Unwrap() error { return e.Err }
 
 // EnvelopeError reports well-formed XML that is not a SOAP 1.1 envelope with
 // exactly one body element: a wrong root element or namespace, a missing or
-// empty Body, or more than one RPC in it.
+// empty Body, more than one RPC in it, or an RPC in a namespace that is not
+// urn:dslforum-org:cwmp-1-0 to cwmp-1-4.
 type EnvelopeError struct {
 	Msg string
 }
