@@ -12,18 +12,20 @@ import (
 // Server timeouts. There is deliberately no ReadTimeout or WriteTimeout:
 // they bound the whole body transfer, and the speed-test target streams
 // multi-gigabyte downloads and uploads that legitimately take minutes.
-// ReadHeaderTimeout is what defeats slow-loris clients; handlers that need a
-// deadline set one per request with http.ResponseController.
+// ReadHeaderTimeout defeats slow headers and BodyDeadline (installed by
+// NewServer) slow bodies; handlers that need a write deadline set one per
+// request with http.ResponseController.
 const (
 	DefaultReadHeaderTimeout = 10 * time.Second
 	DefaultIdleTimeout       = 120 * time.Second
 )
 
-// NewServer returns an http.Server for h on addr with the default timeouts.
+// NewServer returns an http.Server for h on addr with the default timeouts
+// and the body stall guard.
 func NewServer(addr string, h http.Handler) *http.Server {
 	return &http.Server{
 		Addr:              addr,
-		Handler:           h,
+		Handler:           BodyDeadline(DefaultBodyStallTimeout, DefaultBodyProgressBytes, h),
 		ReadHeaderTimeout: DefaultReadHeaderTimeout,
 		IdleTimeout:       DefaultIdleTimeout,
 	}

@@ -1,0 +1,141 @@
+package httpx_test
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"cpesuite/internal/platform/httpx"
+)
+
+// guarded starts a server whose handler reads the whole body, then waits
+// hold (a long-poll) and answers how many bytes it read, or 499 when its
+// request context ended first.
+func guarded(t *testing.T, stall time.Duration, hold time.Duration) string {
+	t.Helper()
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n, err := io.Copy(io.Discard, r.Body)
+		if err != nil {
+			w.WriteHeader(http.StatusRequestTimeout)
+			return
+		}
+		select {
+		case <-time.After(hold):
+		case <-r.Context().Done():
+			w.WriteHeader(499)
+			return
+		}
+		fmt.Fprint(w, n)
+	})
+	srv := httptest.NewServer(httpx.BodyDeadline(stall, 4<<10, h))
+	t.Cleanup(srv.Close)
+	return srv.Listener.Addr().String()
+}
+
+func TestBodyDeadlineCutsTrickle(t *testing.T) {
+	addr := guarded(t, time.Second, 0)
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprintf(c, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n")
+	// One byte every 200 ms: always moving, never earning an extension.
+	closed := make(chan struct{})
+	go func() {
+		defer close(closed)
+		buf := make([]byte, 512)
+		for {
+			if _, err := c.Read(buf); err != nil {
+				return
+			}
+		}
+	}()
+	deadline := time.After(60 * time.Second)
+	for sent := 0; ; sent++ {
+		select {
+		case <-closed:
+			if sent >= 100000 {
+				t.Fatal("the whole body went through")
+			}
+			return
+		case <-deadline:
+			t.Fatalf("connection still open after %d trickled bytes", sent)
+		case <-time.After(200 * time.Millisecond):
+			_, _ = c.Write([]byte{'x'})
+		}
+	}
+}
+
+func TestBodyDeadlineLetsWorkThrough(t *testing.T) {
+	tests := []struct {
+		name    string
+		chunked bool
+		size    int
+		gap     time.Duration
+		hold    time.Duration
+	}{
+		{"steady upload in many windows", false, 256 << 10, 40 * time.Millisecond, 0},
+		{"chunked steady upload", true, 256 << 10, 40 * time.Millisecond, 0},
+		{"long-poll after a small body", false, 20, 0, 3 * time.Second},
+		{"long-poll after a chunked body", true, 20, 0, 3 * time.Second},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			addr := guarded(t, time.Second, tt.hold)
+			pr, pw := io.Pipe()
+			go func() {
+				chunk := bytes.Repeat([]byte("y"), 8<<10)
+				for left := tt.size; left > 0; left -= len(chunk) {
+					if left < len(chunk) {
+						chunk = chunk[:left]
+					}
+					if _, err := pw.Write(chunk); err != nil {
+						return
+					}
+					time.Sleep(tt.gap)
+				}
+				pw.Close()
+			}()
+			req, _ := http.NewRequest("POST", "http://"+addr+"/", pr)
+			if !tt.chunked {
+				req.ContentLength = int64(tt.size)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			got, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != 200 || string(got) != fmt.Sprint(tt.size) {
+				t.Fatalf("got %d %q, want 200 %d", resp.StatusCode, got, tt.size)
+			}
+		})
+	}
+}
+
+func TestBodyDeadlineLeavesBodilessRequests(t *testing.T) {
+	addr := guarded(t, 500*time.Millisecond, 2*time.Second)
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprintf(c, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+	_ = c.SetReadDeadline(time.Now().Add(60 * time.Second))
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != 200 || strings.TrimSpace(string(body)) != "0" {
+		t.Fatalf("got %d %q", resp.StatusCode, body)
+	}
+}
