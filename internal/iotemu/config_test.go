@@ -287,19 +287,41 @@ func TestProtocolOptions(t *testing.T) {
 	}
 }
 
-// TestTransportConfig: empty object for MQTT, a selector for LWM2M and COAP.
+// TestTransportConfig: empty object for MQTT, a selector with every field
+// for LWM2M and COAP, selectedPort included when it is 0 (COAP with an
+// ephemeral clientPort, not running).
 func TestTransportConfig(t *testing.T) {
 	e := startEmu(t, testConfig(t))
-	e.do("POST", "/api/protocol/MQTT", nil).must(t, 204)
-	if r := e.do("GET", "/api/transportConfig", nil).must(t, 200); strings.TrimSpace(string(r.body)) != "{}" {
-		t.Fatalf("MQTT transport %s, want {}", r.body)
+	tests := []struct {
+		protocol string
+		empty    bool
+		port     float64
+	}{
+		{"MQTT", true, 0},
+		{"LWM2M", false, 1884},
+		{"COAP", false, 0},
 	}
-	e.do("POST", "/api/protocol/LWM2M", nil).must(t, 204)
-	var tc map[string]any
-	e.do("GET", "/api/transportConfig", nil).must(t, 200).json(t, &tc)
-	for _, k := range []string{"key", "options", "selected", "selectedPort", "ports"} {
-		if _, ok := tc[k]; !ok {
-			t.Fatalf("LWM2M transport lacks %s: %v", k, tc)
-		}
+	for _, tc := range tests {
+		t.Run(tc.protocol, func(t *testing.T) {
+			e.do("POST", "/api/protocol/"+tc.protocol, nil).must(t, 204)
+			e.do("POST", "/api/config", map[string]any{"clientPort": 0, "serverPort": 1884}).must(t, 200)
+			r := e.do("GET", "/api/transportConfig", nil).must(t, 200)
+			if tc.empty {
+				if strings.TrimSpace(string(r.body)) != "{}" {
+					t.Fatalf("%s transport %s, want {}", tc.protocol, r.body)
+				}
+				return
+			}
+			var tr map[string]any
+			r.json(t, &tr)
+			for _, k := range []string{"key", "options", "selected", "selectedPort", "ports"} {
+				if _, ok := tr[k]; !ok {
+					t.Fatalf("%s transport lacks %s: %s", tc.protocol, k, r.body)
+				}
+			}
+			if tr["selectedPort"] != tc.port {
+				t.Errorf("%s selectedPort %v, want %v", tc.protocol, tr["selectedPort"], tc.port)
+			}
+		})
 	}
 }

@@ -14,7 +14,8 @@ import (
 )
 
 // Autoupdate returns the automatic update of one parameter: the device's
-// own, else the global one, else the disabled default.
+// own, else the global one, else the disabled default, with the fields
+// left open filled with the values the generator uses.
 func (e *Emulator) Autoupdate(id, name string) (autoupdate.Config, error) {
 	d, err := e.device(id)
 	if err != nil {
@@ -24,9 +25,9 @@ func (e *Emulator) Autoupdate(id, name string) (autoupdate.Config, error) {
 		return autoupdate.Config{}, paramNotFound(id, name)
 	}
 	if c, ok := d.autoOf(name); ok {
-		return c, nil
+		return c.Resolved(), nil
 	}
-	return autoupdate.Config{}, nil
+	return autoupdate.Config{}.Resolved(), nil
 }
 
 // SetAutoupdate installs an automatic update for one parameter, or with

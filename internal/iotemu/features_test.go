@@ -25,6 +25,27 @@ func TestAutoupdate(t *testing.T) {
 	if c.Autoupdatable {
 		t.Fatalf("default autoupdate %+v", c)
 	}
+	// Never configured, and configured with the numbers left open: every
+	// field in the spec's value set (numbers, a step type), never null or "".
+	inValueSet := func(t *testing.T, path string) {
+		t.Helper()
+		var m map[string]any
+		e.do("GET", path, nil).must(t, 200).json(t, &m)
+		for _, k := range []string{"min", "max", "step", "period", "deviation"} {
+			if _, ok := m[k].(float64); !ok {
+				t.Errorf("%s: %s is %v, want a number", path, k, m[k])
+			}
+		}
+		if st := m["stepType"]; st != "INCREASE" && st != "DECREASE" && st != "RANDOM" {
+			t.Errorf("%s: stepType %q outside INCREASE, DECREASE, RANDOM", path, st)
+		}
+		if m["step"] != 1.0 || m["stepType"] != "INCREASE" {
+			t.Errorf("%s: defaults %v, want step 1 INCREASE (what the generator uses)", path, m)
+		}
+	}
+	inValueSet(t, base)
+	e.do("POST", "/api/devices/coap-1/parameters/Temperature/autoupdate", map[string]any{"autoupdatable": false, "period": 5}).must(t, 204)
+	inValueSet(t, "/api/devices/coap-1/parameters/Temperature/autoupdate")
 	e.do("GET", "/api/devices/nope/parameters/BatteryLevel/autoupdate", nil).errBody(t, 404, codeParameterNotFound)
 	e.do("GET", "/api/devices/coap-1/parameters/Nope/autoupdate", nil).errBody(t, 404, codeParameterNotFound)
 	for name, body := range map[string]any{

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestInitStartFailures: 422 INIT_FAILED (unreadable certificate file,
@@ -58,5 +59,11 @@ func TestVersion(t *testing.T) {
 	}
 	if m["version"] == "" || m["name"] == "" {
 		t.Fatalf("version %v", m)
+	}
+	// The test binary is built as go build builds, without make's linker
+	// flags and without VCS stamping: buildTime must still be a timestamp.
+	bt, _ := m["buildTime"].(string)
+	if _, err := time.Parse(time.RFC3339, bt); err != nil {
+		t.Errorf("buildTime %v is not an RFC 3339 timestamp", m["buildTime"])
 	}
 }

@@ -65,6 +65,47 @@ type Config struct {
 	Dataset           string   `json:"dataset"` // values separated by '|'; when non-empty overrides min, max, step, stepType
 }
 
+// Defaults of the fields a Config may leave open: the generator steps by
+// DefaultStep in the DefaultStepType direction, and an absent bound is
+// reported as the extreme of the number range (NoMin, NoMax). A bound at
+// that extreme counts as absent, so posting back what GET answered
+// changes nothing.
+const (
+	DefaultStep     = 1.0
+	DefaultStepType = Increase
+	NoMin           = -math.MaxFloat64
+	NoMax           = math.MaxFloat64
+)
+
+// Resolved returns c with every open field filled with what the generator
+// uses for it, so that an API answer holds numbers and a step type from
+// the spec's value sets instead of nulls and "".
+func (c Config) Resolved() Config {
+	num := func(p *float64, d float64) *float64 {
+		if p != nil {
+			return p
+		}
+		return &d
+	}
+	c.Min, c.Max, c.Step = num(c.Min, NoMin), num(c.Max, NoMax), num(c.Step, DefaultStep)
+	if c.StepType == "" {
+		c.StepType = DefaultStepType
+	}
+	return c
+}
+
+// open turns bounds at the extremes of the number range back into absent
+// ones (see Resolved).
+func (c Config) open() Config {
+	if c.Min != nil && *c.Min <= NoMin {
+		c.Min = nil
+	}
+	if c.Max != nil && *c.Max >= NoMax {
+		c.Max = nil
+	}
+	return c
+}
+
 func numeric(t param.Type) bool {
 	return t == param.Integer || t == param.Float || t == param.Time
 }
@@ -229,6 +270,7 @@ type Generator struct {
 // random draws are determined by seed. A config that fails Validate makes
 // Next return that error.
 func NewGenerator(c Config, t param.Type, seed uint64) *Generator {
+	c = c.open()
 	g := &Generator{c: c, t: t, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))}
 	c.Autoupdatable = true // Next is asked for values, so check as if updates were on
 	if c.Period == 0 {

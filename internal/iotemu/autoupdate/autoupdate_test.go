@@ -265,3 +265,50 @@ func TestNextOverflow(t *testing.T) {
 		t.Errorf("Next error = %v, want param.ErrValue", err)
 	}
 }
+
+// TestResolvedRunsAsOpen: what GET answers for open fields (Resolved) is
+// what the generator uses, so posting it back changes no value produced.
+func TestResolvedRunsAsOpen(t *testing.T) {
+	tests := []struct {
+		name  string
+		c     Config
+		t     param.Type
+		start string
+	}{
+		{"never configured", Config{}, param.Integer, "5"},
+		{"decrease unbounded", Config{StepType: Decrease, Step: f(5)}, param.Integer, "3"},
+		{"random without bounds", Config{StepType: Random, Step: f(2)}, param.Float, "10"},
+		{"random with only min", Config{StepType: Random, Min: f(0)}, param.Float, "10"},
+		{"randomized with deviation", Config{RandomizeStepType: true, Deviation: 0.5, Max: f(50)}, param.Float, "1"},
+		{"unparsable unbounded", Config{}, param.Float, "x"},
+		{"time", Config{Step: f(60)}, param.Time, "1700000000"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := tc.c.Resolved()
+			if r.Min == nil || r.Max == nil || r.Step == nil || r.StepType == "" {
+				t.Fatalf("Resolved left a field open: %+v", r)
+			}
+			if err := r.Validate(tc.t); err != nil {
+				t.Fatalf("Resolved config invalid: %v", err)
+			}
+			open, resolved := NewGenerator(tc.c, tc.t, 7), NewGenerator(r, tc.t, 7)
+			a, b := tc.start, tc.start
+			for i := range 50 {
+				var err error
+				if a, err = open.Next(a); err != nil {
+					t.Fatal(err)
+				}
+				if b, err = resolved.Next(b); err != nil {
+					t.Fatal(err)
+				}
+				if a != b {
+					t.Fatalf("step %d: open config gives %q, resolved %q", i, a, b)
+				}
+			}
+		})
+	}
+	if r := (Config{Min: f(-3), Max: f(4), Step: f(2), StepType: Random}).Resolved(); *r.Min != -3 || *r.Max != 4 || *r.Step != 2 || r.StepType != Random {
+		t.Errorf("Resolved changed set fields: %+v", r)
+	}
+}

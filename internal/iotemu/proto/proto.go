@@ -7,6 +7,7 @@ package proto
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"log/slog"
 
@@ -45,11 +46,21 @@ type Option struct {
 // configuration"). The zero value is the empty selector of protocols
 // without one.
 type Transport struct {
-	Key          string           `json:"key,omitempty"`
-	Options      []string         `json:"options,omitempty"`
-	Selected     string           `json:"selected,omitempty"`
-	SelectedPort int              `json:"selectedPort,omitempty"`
-	Ports        map[string][]int `json:"ports,omitempty"`
+	Key          string           `json:"key"`
+	Options      []string         `json:"options"`
+	Selected     string           `json:"selected"`
+	SelectedPort int              `json:"selectedPort"`
+	Ports        map[string][]int `json:"ports"`
+}
+
+// MarshalJSON writes the empty selector as {} and any other with every
+// field, selectedPort 0 included: the spec's resource always carries it.
+func (t Transport) MarshalJSON() ([]byte, error) {
+	if t.Key == "" {
+		return []byte("{}"), nil
+	}
+	type plain Transport
+	return json.Marshal(plain(t))
 }
 
 // Config is everything one device needs to run, resolved by the session
