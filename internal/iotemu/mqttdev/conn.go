@@ -59,6 +59,9 @@ func (d *Device) dial(l *link) (net.Conn, error) {
 	}
 	if d.local != nil {
 		nd.LocalAddr = d.local
+		if d.local.Port != 0 {
+			nd.Control = reuseAddr
+		}
 	}
 	var (
 		c   net.Conn
