@@ -40,6 +40,7 @@ func (a *API) Routes(mux *httpx.Mux) {
 	h := func(fn httpx.Handler) http.Handler {
 		return identityFilter(a.s.log, a.a.WriteError, a.a.H(fn))
 	}
+	mux.RouteErrors(writeError)
 	mux.Handle("PUT /FCC/item/details", h(rpc(a.s.saveRPC)))
 	mux.Handle("POST /FCC/item/details", h(rpc(a.s.getRPC)))
 	mux.Handle("POST /FCC/items", h(rpc(a.s.List)))

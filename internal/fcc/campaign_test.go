@@ -449,12 +449,27 @@ func TestList(t *testing.T) {
 		if page.PageDetails.TotalItems != 0 {
 			t.Fatal("model matches whole names only")
 		}
+		// A configuration's chosen labels are not the fleet: "Zeta"/"Z 1"
+		// label devices that are Acme HG 8245.
+		labelled := serialConfig("A1")
+		labelled.Manufacturer, labelled.Model = "Zeta", "Z 1"
+		h.save(scopeAll, withDomain(speedCampaign("labelled", labelled), 2))
+		for _, f := range []ListRequest{{Manufacturer: "zeta"}, {Model: "z 1"}, {Manufacturer: "ZETA", Name: "labelled"}} {
+			h.do("POST", "/FCC/items", scopeAll, f).want(200).decode(&page)
+			if page.PageDetails.TotalItems != 0 {
+				t.Fatalf("%+v matched a configuration label, not the fleet: %d", f, page.PageDetails.TotalItems)
+			}
+		}
+		h.do("POST", "/FCC/items", scopeAll, ListRequest{Manufacturer: "acme", Model: "HG 8245", Name: "labelled"}).want(200).decode(&page)
+		if page.PageDetails.TotalItems != 1 {
+			t.Fatalf("fleet match of a labelled campaign: %d", page.PageDetails.TotalItems)
+		}
 		h.do("POST", "/FCC/items", scopeList(2, 2), ListRequest{Manufacturer: "ACME", Name: "c01"}).want(200).decode(&page)
 		if page.PageDetails.TotalItems != 1 || page.Items[0].DeviceCount != 1 || page.Items[0].ConfigCount != 1 {
 			t.Fatalf("exact filters %+v", page)
 		}
 		h.do("POST", "/FCC/items", scopeAll, ListRequest{State: StateDraft, Type: TypeSpeed}).want(200).decode(&page)
-		if page.PageDetails.TotalItems != 30 {
+		if page.PageDetails.TotalItems != 31 {
 			t.Fatalf("state filter %d", page.PageDetails.TotalItems)
 		}
 		for _, bad := range []any{
@@ -488,5 +503,36 @@ func TestMalformedBodies(t *testing.T) {
 	_ = json.Unmarshal(r.Body.Bytes(), &e)
 	if e.Code != 9415 {
 		t.Fatalf("code %d", e.Code)
+	}
+}
+
+// Unknown paths and methods answer in the service's error body, not the
+// router's plain text.
+func TestRouteMissesUseErrorBody(t *testing.T) {
+	h := newHarness(t, sqlstore.SQLite, nil)
+	tests := []struct {
+		method, path string
+		status, code int
+		allow        string
+	}{
+		{"POST", "/FCC/nothing-here", 404, 9404, ""},
+		{"GET", "/FCC/items", 405, 9405, "POST"},
+		{"DELETE", "/FCC/item/details", 405, 9405, "POST, PUT"},
+		{"GET", "/elsewhere", 404, 9404, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.method+" "+tt.path, func(t *testing.T) {
+			r := h.do(tt.method, tt.path, scopeAll, nil).want(tt.status)
+			if ct := r.Header().Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+				t.Fatalf("content type %q", ct)
+			}
+			e := r.errorBody()
+			if e.Code != tt.code || e.Message == "" || e.Description == "" {
+				t.Fatalf("body %s", r.Body)
+			}
+			if got := r.Header().Get("Allow"); got != tt.allow {
+				t.Fatalf("Allow %q, want %q", got, tt.allow)
+			}
+		})
 	}
 }

@@ -77,13 +77,13 @@ func (s *Service) List(ctx context.Context, id Identity, req ListRequest) (ListP
 	var where []string
 	var args []any
 	add := func(cond string, a ...any) { where, args = append(where, cond), append(args, a...) }
+	// Manufacturer and model match the frozen fleet only, never the labels
+	// chosen on a configuration: a campaign is found by what it measures.
 	if m := strings.TrimSpace(req.Manufacturer); m != "" {
-		add(`(EXISTS (SELECT 1 FROM fcc_fleet f WHERE f.campaign_id = c.id AND lower(f.manufacturer) = lower(?))
-			OR EXISTS (SELECT 1 FROM fcc_configs g WHERE g.campaign_id = c.id AND lower(g.manufacturer) = lower(?)))`, m, m)
+		add(`EXISTS (SELECT 1 FROM fcc_fleet f WHERE f.campaign_id = c.id AND lower(f.manufacturer) = lower(?))`, m)
 	}
 	if m := strings.TrimSpace(req.Model); m != "" {
-		add(`(EXISTS (SELECT 1 FROM fcc_fleet f WHERE f.campaign_id = c.id AND lower(f.model) = lower(?))
-			OR EXISTS (SELECT 1 FROM fcc_configs g WHERE g.campaign_id = c.id AND lower(g.model) = lower(?)))`, m, m)
+		add(`EXISTS (SELECT 1 FROM fcc_fleet f WHERE f.campaign_id = c.id AND lower(f.model) = lower(?))`, m)
 	}
 	if req.ID != nil {
 		add(`c.id = ?`, *req.ID)

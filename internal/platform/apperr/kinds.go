@@ -19,6 +19,7 @@ var (
 	ErrUnauthorized     = errors.New("unauthorized")            // 401
 	ErrForbidden        = errors.New("forbidden")               // 403
 	ErrNotFound         = errors.New("not found")               // 404
+	ErrMethodNotAllowed = errors.New("method not allowed")      // 405
 	ErrConflict         = errors.New("conflict")                // 409
 	ErrTooLarge         = errors.New("request too large")       // 413
 	ErrUnsupportedMedia = errors.New("unsupported media type")  // 415
@@ -43,6 +44,7 @@ var kinds = []kind{
 	{ErrUnauthorized, http.StatusUnauthorized, "UNAUTHORIZED"},
 	{ErrForbidden, http.StatusForbidden, "FORBIDDEN"},
 	{ErrNotFound, http.StatusNotFound, "NOT_FOUND"},
+	{ErrMethodNotAllowed, http.StatusMethodNotAllowed, "METHOD_NOT_ALLOWED"},
 	{ErrConflict, http.StatusConflict, "CONFLICT"},
 	{ErrTooLarge, http.StatusRequestEntityTooLarge, "TOO_LARGE"},
 	{ErrUnsupportedMedia, http.StatusUnsupportedMediaType, "UNSUPPORTED_MEDIA"},
@@ -53,7 +55,7 @@ var kinds = []kind{
 	{ErrUnavailable, http.StatusServiceUnavailable, "UNAVAILABLE"},
 }
 
-var internalKind = kinds[9]
+var internalKind = kinds[10]
 
 // kindOf finds the kind of err. The outermost *Error decides, so that
 // wrapping an upstream NotFound as ErrUpstream reports 502, not 404. Plain
