@@ -66,13 +66,13 @@ func New(cfg Config, log *slog.Logger, reg prometheus.Registerer) (*Emulator, er
 	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
 		return nil, fmt.Errorf("emulator data dir: %w", err)
 	}
-	hc, err := httpClient(cfg)
+	tr, err := acsTransport(cfg)
 	if err != nil {
 		return nil, err
 	}
 	e := &Emulator{cfg: cfg, log: log, singles: map[string]*single{}, ctx: context.Background(),
 		propsPath: filepath.Join(cfg.DataDir, "emulator.properties")}
-	e.env = &cpe.Env{HTTP: hc, Credentials: e.acsCredentials, Log: log, DiagTimeout: cfg.DiagTimeout, MinRetry: cfg.MinRetry}
+	e.env = &cpe.Env{Transport: tr, Credentials: e.acsCredentials, Log: log, DiagTimeout: cfg.DiagTimeout, MinRetry: cfg.MinRetry}
 	if e.files, err = newTreeFiles(filepath.Join(cfg.DataDir, "trees"), cfg.MaxUpload); err != nil {
 		return nil, fmt.Errorf("tree folder: %w", err)
 	}
@@ -98,14 +98,14 @@ func New(cfg Config, log *slog.Logger, reg prometheus.Registerer) (*Emulator, er
 	return e, nil
 }
 
-// httpClient builds the client devices share: one connection pool, the
-// TLS trust the operator configured, and no redirects (a CPE posts to the
-// URL it was given).
-func httpClient(cfg Config) (*http.Client, error) {
+// acsTransport is the template every CWMP session copies for its own
+// connection (cpe.Env.Transport): the TLS trust the operator configured. The
+// TLS session cache is shared so that a session's new connection resumes
+// instead of paying a full handshake; it carries no CWMP state.
+func acsTransport(cfg Config) (*http.Transport, error) {
 	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.MaxIdleConns = 4096
-	tr.MaxIdleConnsPerHost = 1024
-	tr.TLSClientConfig = &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: cfg.Insecure} //nolint:gosec // opt-in for labs
+	tr.TLSClientConfig = &tls.Config{MinVersion: tls.VersionTLS12, InsecureSkipVerify: cfg.Insecure, //nolint:gosec // opt-in for labs
+		ClientSessionCache: tls.NewLRUClientSessionCache(0)}
 	if cfg.CAFile != "" {
 		pem, err := os.ReadFile(cfg.CAFile)
 		if err != nil {
@@ -117,7 +117,7 @@ func httpClient(cfg Config) (*http.Client, error) {
 		}
 		tr.TLSClientConfig.RootCAs = pool
 	}
-	return &http.Client{Transport: tr, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}, nil
+	return tr, nil
 }
 
 // crHostPort is the host:port put in ConnectionRequestURL.

@@ -46,10 +46,14 @@ type Settings struct {
 	SpeedDelay time.Duration
 }
 
-// Env is what all devices of an emulator share: the HTTP client, the
-// credentials towards the ACS and the live settings.
+// Env is what all devices of an emulator share: the transport settings,
+// the credentials towards the ACS and the live settings.
 type Env struct {
-	HTTP *http.Client
+	// Transport is the template of every session's own connection: dialer,
+	// proxy, TLS trust and time-outs. Sessions never share a connection (an
+	// ACS such as GenieACS binds session state to the socket), so its pool
+	// is never used; nil means http.DefaultTransport's settings.
+	Transport *http.Transport
 	// Credentials returns the username and password towards the ACS; it is
 	// called per session so a password file written later is picked up.
 	Credentials func() (username, password string)

@@ -33,13 +33,11 @@ func eventually(t testing.TB, what string, cond func() bool) {
 	}
 }
 
-// newEnv returns an environment with its own HTTP transport (closed when
-// the test ends), the test ACS credentials and a short retry minimum.
+// newEnv returns an environment with the test ACS credentials and a short
+// retry minimum.
 func newEnv(t testing.TB, s Settings) *Env {
 	t.Helper()
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	t.Cleanup(tr.CloseIdleConnections)
-	env := &Env{HTTP: &http.Client{Transport: tr}, Credentials: func() (string, string) { return "cpe", "s3cret" },
+	env := &Env{Credentials: func() (string, string) { return "cpe", "s3cret" },
 		MinRetry: 20 * time.Millisecond, DiagTimeout: 10 * time.Second}
 	env.SetSettings(s)
 	return env

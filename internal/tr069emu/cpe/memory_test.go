@@ -2,7 +2,6 @@ package cpe
 
 import (
 	"context"
-	"net/http"
 	"runtime"
 	"testing"
 	"time"
@@ -18,7 +17,7 @@ func idleHeapPerDevice(tb testing.TB, n int) float64 {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	env := &Env{HTTP: http.DefaultClient, Credentials: func() (string, string) { return "cpe", "x" }}
+	env := &Env{Credentials: func() (string, string) { return "cpe", "x" }}
 	env.SetSettings(Settings{})
 	var before, after runtime.MemStats
 	runtime.GC()

@@ -96,6 +96,33 @@ func (x *exchange) post(ctx context.Context, env *cwmp.Envelope) (int, []byte, h
 	return resp.StatusCode, rb, resp.Header, nil
 }
 
+// sessionClient returns the HTTP client of one session and the function
+// that closes its connection when the session ends. The client has a
+// transport of its own holding at most one connection, so every message of
+// the session travels on the connection that carried the Inform, a new one
+// is dialled only when the ACS closed it (the exchange carries the cookies
+// over), and no other device's session is ever handed that connection,
+// busy or idle. Closing at the end is what a CPE does, and it keeps an
+// idle fleet from holding one socket per device. HTTP/1.1 only: TR-069
+// sessions are HTTP/1.1 exchanges (3.4), and an HTTP/2 connection would
+// multiplex what the ACS expects in sequence.
+func (e *Env) sessionClient() (*http.Client, func()) {
+	base := e.Transport
+	if base == nil {
+		base = http.DefaultTransport.(*http.Transport)
+	}
+	tr := base.Clone()
+	tr.MaxConnsPerHost, tr.MaxIdleConnsPerHost, tr.MaxIdleConns = 1, 1, 1
+	tr.ForceAttemptHTTP2 = false
+	tr.Protocols = new(http.Protocols)
+	tr.Protocols.SetHTTP1(true)
+	return &http.Client{Transport: tr, CheckRedirect: noRedirect}, tr.CloseIdleConnections
+}
+
+// noRedirect keeps a CPE on the URL it was given: a redirect is answered
+// as the ACS's reply, not followed.
+func noRedirect(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+
 // session runs one CWMP session: Inform, the CPE's own requests, then the
 // ACS's RPCs until it answers the empty POST with nothing.
 func (d *Device) session(ctx context.Context) error {
@@ -132,7 +159,9 @@ func (d *Device) session(ctx context.Context) error {
 	if d.env.Credentials != nil {
 		user, pass = d.env.Credentials()
 	}
-	x := &exchange{d: d, url: url, client: &httpauth.Client{HTTP: d.env.HTTP, Username: user, Password: pass}}
+	hc, closeConn := d.env.sessionClient()
+	defer closeConn()
+	x := &exchange{d: d, url: url, client: &httpauth.Client{HTTP: hc, Username: user, Password: pass}}
 
 	inf := d.buildInform(t, informed, changed, retries)
 	status, body, hdr, err := x.post(ctx, cwmp.NewEnvelope(Version, x.id(), inf))

@@ -38,9 +38,7 @@ func TestStopLeavesNoGoroutines(t *testing.T) {
 			<-r.Context().Done()
 		}))
 		defer blackHole.Close()
-		tr := &http.Transport{}
-		defer tr.CloseIdleConnections()
-		env := &Env{HTTP: &http.Client{Transport: tr}, MinRetry: 20 * time.Millisecond}
+		env := &Env{MinRetry: 20 * time.Millisecond}
 		tmpl := baseTemplate(t, tree.TR181)
 		var devs []*Device
 		for i := range 120 {
