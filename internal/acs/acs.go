@@ -26,9 +26,12 @@ type ACS struct {
 	cr       *ConnRequester
 	notify   *notifier
 	metrics  *metrics
-	auth     *httpauth.Verifier // nil when unauthenticated CPEs are allowed and no password is set
-	diagMu   sync.Mutex         // serialises the diagnostics in-flight check
+	auth     *httpauth.Verifier
+	diagMu   sync.Mutex // serialises the diagnostics in-flight check
 	now      func() time.Time
+	// waitDeadline starts the timer of an API call's waitSeconds; tests
+	// replace it to end the wait at a moment they choose.
+	waitDeadline func(time.Duration) (<-chan time.Time, func())
 }
 
 // New assembles the ACS on an opened store.
@@ -40,6 +43,10 @@ func New(cfg Config, store *Store, log *slog.Logger, reg prometheus.Registerer) 
 		sessions: newSessionTable(cfg.MaxSessions, cfg.SessionTimeout),
 		notify:   newNotifier(),
 		now:      time.Now,
+		waitDeadline: func(d time.Duration) (<-chan time.Time, func()) {
+			t := time.NewTimer(d)
+			return t.C, func() { t.Stop() }
+		},
 	}
 	m, err := newMetrics(reg, func() float64 { return float64(a.sessions.active()) })
 	if err != nil {
@@ -57,17 +64,17 @@ func New(cfg Config, store *Store, log *slog.Logger, reg prometheus.Registerer) 
 	}
 	a.cr = newConnRequester(crCfg, store, log)
 	a.cr.observe = func(o string) { m.connRequests.WithLabelValues(o).Inc() }
-	if cfg.Password != "" || !cfg.AllowUnauthenticated {
-		schemes := config.SplitList(cfg.Auth)
-		a.auth = &httpauth.Verifier{
-			Realm:  "cpesuite-acs",
-			Basic:  slices.Contains(schemes, "basic"),
-			Digest: slices.Contains(schemes, "digest"),
-			Creds:  httpauth.CredentialsFunc(a.lookupPassword),
-		}
-		if err := a.auth.Validate(); err != nil {
-			return nil, fmt.Errorf("acs authentication: %w", err)
-		}
+	// The verifier exists even when unauthenticated CPEs are allowed: the
+	// credentials a CPE does present are still checked (see authenticated).
+	schemes := config.SplitList(cfg.Auth)
+	a.auth = &httpauth.Verifier{
+		Realm:  "cpesuite-acs",
+		Basic:  slices.Contains(schemes, "basic"),
+		Digest: slices.Contains(schemes, "digest"),
+		Creds:  httpauth.CredentialsFunc(a.lookupPassword),
+	}
+	if err := a.auth.Validate(); err != nil {
+		return nil, fmt.Errorf("acs authentication: %w", err)
 	}
 	return a, nil
 }

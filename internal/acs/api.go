@@ -346,23 +346,27 @@ func (api *API) enqueueDevice(w http.ResponseWriter, r *http.Request) error {
 			resp.ConnectionRequest = o
 		}
 	}
-	if req.WaitSeconds > 0 && (resp.ConnectionRequest == nil || resp.ConnectionRequest.OK) {
-		deadline := time.NewTimer(time.Duration(req.WaitSeconds) * time.Second)
-		defer deadline.Stop()
-	wait:
+	if req.WaitSeconds > 0 {
+		// A failed connection request leaves nothing to wait for; the
+		// transaction is still read again for the failure it recorded.
+		expired := resp.ConnectionRequest != nil && !resp.ConnectionRequest.OK
+		deadline, stop := api.acs.waitDeadline(time.Duration(req.WaitSeconds) * time.Second)
+		defer stop()
 		for {
 			cur, err := api.acs.store.Transaction(r.Context(), txn.ID)
 			if err != nil {
 				return err
 			}
 			resp.Transaction = cur
-			if cur.State != TaskPending {
+			if cur.State != TaskPending || expired {
 				break
 			}
 			select {
 			case <-wake:
-			case <-deadline.C:
-				break wait
+			case <-deadline:
+				// Tasks start running without a wake-up, so the last
+				// read may be old: read once more before answering.
+				expired = true
 			case <-r.Context().Done():
 				return r.Context().Err()
 			}

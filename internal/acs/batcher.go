@@ -138,18 +138,30 @@ func (b *informBatcher) flush(ctx context.Context, batch []*informReq) {
 	}
 	began := time.Now()
 	// The commit must finish even while stopping: the sessions wait for it.
-	res, err := b.store.ApplyInforms(context.WithoutCancel(ctx), ups)
+	ctx = context.WithoutCancel(ctx)
+	res, err := b.store.ApplyInforms(ctx, ups)
 	if b.onFlush != nil {
 		b.onFlush(len(batch), time.Since(began), err)
 	}
-	if err != nil {
-		b.log.Error("inform batch failed; CPEs will retry", "informs", len(batch), "err", err)
+	if err == nil {
+		for i, r := range batch {
+			r.reply <- informReply{res: res[i]}
+		}
+		return
 	}
-	for i, r := range batch {
+	if len(batch) == 1 {
+		batch[0].reply <- informReply{err: err}
+		return
+	}
+	// One row the database refuses must not fail its neighbours: each
+	// row gets a transaction of its own, and only the bad ones fail.
+	b.log.Warn("inform batch failed; writing its informs one by one", "informs", len(batch), "err", err)
+	for _, r := range batch {
+		one, err := b.store.ApplyInforms(ctx, []InformUpdate{r.up})
 		if err != nil {
 			r.reply <- informReply{err: err}
 			continue
 		}
-		r.reply <- informReply{res: res[i]}
+		r.reply <- informReply{res: one[0]}
 	}
 }

@@ -54,7 +54,7 @@ func (c *Config) RegisterFlags(s *config.Set) {
 	s.String(&c.Auth, "acs.auth", "CPESUITE_ACS_AUTH", "digest,basic", "CPE authentication schemes offered: digest, basic or both")
 	s.String(&c.Username, "acs.username", "CPESUITE_ACS_USERNAME", "cpe", "global CPE username")
 	s.Secret(&c.Password, "acs.password", "CPESUITE_ACS_PASSWORD", "", "global CPE password; empty: generated once and kept in <data-dir>/acs-cpe-password")
-	s.Bool(&c.AllowUnauthenticated, "acs.allow-unauthenticated", "CPESUITE_ACS_ALLOW_UNAUTHENTICATED", false, "accept CPEs without credentials")
+	s.Bool(&c.AllowUnauthenticated, "acs.allow-unauthenticated", "CPESUITE_ACS_ALLOW_UNAUTHENTICATED", false, "accept CPEs that present no credentials (credentials that are presented are still checked)")
 	s.Duration(&c.ConnReq.Timeout, "acs.cr-timeout", "CPESUITE_ACS_CR_TIMEOUT", 5*time.Second, "connection request time-out per attempt")
 	s.Int(&c.ConnReq.Attempts, "acs.cr-attempts", "CPESUITE_ACS_CR_ATTEMPTS", 3, "connection request attempts")
 	s.Duration(&c.ConnReq.Backoff, "acs.cr-backoff", "CPESUITE_ACS_CR_BACKOFF", 500*time.Millisecond, "pause before the second attempt; doubles")

@@ -454,9 +454,13 @@ func TestSessionTakeoverRefusedAndBackpressure(t *testing.T) {
 	if resp.StatusCode != 200 {
 		t.Fatal(resp.Status)
 	}
-	// The same device again, from another connection: refused.
+	// The same device again, from another connection, while its session
+	// handles a message: refused.
+	busy := liveSession(a, one.key)
+	busy.mu.Lock()
 	again := newCPE(t, a.srv.URL, "BUSY1", DataModelTR098)
-	resp, body := again.post(again.inform(cwmp.EventPeriodic))
+	resp, body := again.post(again.inform(cwmp.EventBoot))
+	busy.mu.Unlock()
 	if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") != "7" {
 		t.Fatalf("takeover: %d %q %s", resp.StatusCode, resp.Header.Get("Retry-After"), body)
 	}

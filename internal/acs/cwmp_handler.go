@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -59,11 +60,7 @@ func (a *ACS) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if inf, ok := env.Body.(*cwmp.Inform); ok {
-		if sess != nil {
-			// A new Inform ends the old session of this client.
-			a.endSession(sess, "reinform")
-		}
-		a.handleInform(w, r, env, inf)
+		a.handleInform(w, r, env, inf, sess)
 		return
 	}
 	if sess == nil {
@@ -118,21 +115,35 @@ func (a *ACS) retryLater(w http.ResponseWriter, reason, msg string) {
 	http.Error(w, msg, http.StatusServiceUnavailable)
 }
 
-func (a *ACS) handleInform(w http.ResponseWriter, r *http.Request, env *cwmp.Envelope, inf *cwmp.Inform) {
-	if a.auth != nil {
-		if _, err := a.auth.Verify(r); err != nil {
-			a.metrics.rejected.WithLabelValues("unauthenticated").Inc()
-			a.auth.Reject(w, r, err)
-			return
-		}
-	}
-	id := inf.DeviceID
-	if id.OUI == "" || id.SerialNumber == "" {
-		a.writeEnvelope(w, http.StatusInternalServerError, env.Reply(cwmp.NewFault(cwmp.FaultInvalidArguments, "DeviceId needs OUI and SerialNumber")))
+// handleInform opens a session. prev is the live session the request's
+// cookie names, if any.
+func (a *ACS) handleInform(w http.ResponseWriter, r *http.Request, env *cwmp.Envelope, inf *cwmp.Inform, prev *session) {
+	if !a.authenticated(w, r) {
 		return
 	}
+	if err := validateInform(inf); err != nil {
+		a.invalidArguments(w, env, "Inform", err)
+		return
+	}
+	noSession := prev == nil
+	if prev != nil {
+		// A new Inform ends the old session of this client.
+		prev.mu.Lock()
+		a.endSession(prev, "reinform")
+		prev.mu.Unlock()
+	}
+	id := inf.DeviceID
 	key := DeviceKey{OUI: id.OUI, ProductClass: id.ProductClass, Serial: id.SerialNumber}
-	sess, err := a.sessions.open(key, env.Version)
+	// A CPE runs one session at a time, so a BOOT, or an Inform without
+	// the cookie of a live session, means the device left its old session
+	// (typically by rebooting mid-session) and must not wait out its
+	// time-out.
+	takeOver := noSession || slices.ContainsFunc(inf.Event, func(e cwmp.EventStruct) bool { return e.EventCode == cwmp.EventBoot })
+	sess, replaced, err := a.sessions.open(key, env.Version, takeOver)
+	if replaced != nil {
+		a.metrics.sessionsFinished.WithLabelValues("replaced").Inc()
+		a.log.Info("device started a new session; its old one ends", "device", replaced.deviceID)
+	}
 	switch {
 	case errors.Is(err, errSessionActive):
 		a.retryLater(w, "session_active", "this device already has a session in progress")
@@ -141,11 +152,12 @@ func (a *ACS) handleInform(w http.ResponseWriter, r *http.Request, env *cwmp.Env
 		a.retryLater(w, "capacity", "too many concurrent sessions")
 		return
 	}
+	defer sess.mu.Unlock()
 	up := a.informUpdate(r, env, inf, key)
 	res, err := a.batcher.Apply(r.Context(), up)
 	if err != nil {
 		a.sessions.close(sess)
-		a.log.Warn("inform not stored; CPE asked to retry", "device", key.String(), "err", err)
+		a.log.Warn("inform not stored; CPE asked to retry", "device", logClip(key.String()), "err", err)
 		a.retryLater(w, "store", "the ACS could not store the Inform; retry later")
 		return
 	}
@@ -199,8 +211,8 @@ func (a *ACS) informUpdate(r *http.Request, env *cwmp.Envelope, inf *cwmp.Inform
 			up.ModelName = p.Value.Text
 		case rest == "ManagementServer.ConnectionRequestURL":
 			up.ConnReqURL = p.Value.Text
-		case rest == "ManagementServer.PeriodicInformInterval":
-			if n, err := strconv.Atoi(strings.TrimSpace(p.Value.Text)); err == nil && n > 0 {
+		case rest == periodicIntervalParam:
+			if n, ok := parseInterval(p.Value.Text); ok {
 				up.PeriodicInterval = n
 			}
 		case strings.HasSuffix(rest, ".ExternalIPAddress") && up.ExternalIP == "":
@@ -216,6 +228,27 @@ func (a *ACS) informUpdate(r *http.Request, env *cwmp.Envelope, inf *cwmp.Inform
 	return up
 }
 
+// periodicIntervalParam is the interval's name below the data model root
+// (InternetGatewayDevice. or Device.).
+const periodicIntervalParam = "ManagementServer.PeriodicInformInterval"
+
+// parseInterval reads a PeriodicInformInterval value; 0 and junk are no
+// interval.
+func parseInterval(text string) (int, bool) {
+	n, err := strconv.Atoi(strings.TrimSpace(text))
+	return n, err == nil && n > 0
+}
+
+// periodicInterval finds the interval among parameter values.
+func periodicInterval(p Params) (int, bool) {
+	for name, v := range p {
+		if _, rest, _ := strings.Cut(name, "."); rest == periodicIntervalParam {
+			return parseInterval(v.Value)
+		}
+	}
+	return 0, false
+}
+
 // inSession handles a message after the Inform: a CPE request, the answer
 // to our RPC, or an empty POST; then hands the CPE the next RPC.
 func (a *ACS) inSession(w http.ResponseWriter, r *http.Request, sess *session, env *cwmp.Envelope) {
@@ -228,6 +261,10 @@ func (a *ACS) inSession(w http.ResponseWriter, r *http.Request, sess *session, e
 	a.sessions.touch(sess)
 	ctx := r.Context()
 	if env != nil {
+		if err := validateRequest(env.Body); err != nil {
+			a.invalidArguments(w, env, env.Body.Method(), err)
+			return
+		}
 		switch m := env.Body.(type) {
 		case *cwmp.TransferComplete:
 			if err := a.transferComplete(ctx, sess, m); err != nil {
@@ -237,14 +274,14 @@ func (a *ACS) inSession(w http.ResponseWriter, r *http.Request, sess *session, e
 			a.writeEnvelope(w, http.StatusOK, env.Reply(&cwmp.TransferCompleteResponse{}))
 			return
 		case *cwmp.AutonomousTransferComplete:
-			a.log.Info("autonomous transfer complete", "device", sess.deviceID, "url", m.TransferURL, "fault", m.FaultStruct.FaultCode)
+			a.log.Info("autonomous transfer complete", "device", sess.deviceID, "url", logClip(m.TransferURL), "fault", m.FaultStruct.FaultCode)
 			a.writeEnvelope(w, http.StatusOK, env.Reply(&cwmp.AutonomousTransferCompleteResponse{}))
 			return
 		case *cwmp.GetRPCMethods:
 			a.writeEnvelope(w, http.StatusOK, env.Reply(&cwmp.GetRPCMethodsResponse{MethodList: acsMethods}))
 			return
 		case *cwmp.RequestDownload:
-			a.log.Info("CPE requested a download", "device", sess.deviceID, "fileType", m.FileType)
+			a.log.Info("CPE requested a download", "device", sess.deviceID, "fileType", logClip(m.FileType))
 			a.writeEnvelope(w, http.StatusOK, env.Reply(&cwmp.RequestDownloadResponse{}))
 			return
 		case *cwmp.DUStateChangeComplete:
@@ -263,6 +300,30 @@ func (a *ACS) inSession(w http.ResponseWriter, r *http.Request, sess *session, e
 	a.sendNext(w, ctx, sess)
 }
 
+// authenticated checks the CPE's credentials and answers the refusal.
+// With AllowUnauthenticated a CPE that presents none is let in; one that
+// presents credentials still has them checked, so a wrong password is
+// never taken for no password.
+func (a *ACS) authenticated(w http.ResponseWriter, r *http.Request) bool {
+	if a.cfg.AllowUnauthenticated && r.Header.Get("Authorization") == "" {
+		return true
+	}
+	if _, err := a.auth.Verify(r); err != nil {
+		a.metrics.rejected.WithLabelValues("unauthenticated").Inc()
+		a.auth.Reject(w, r, err)
+		return false
+	}
+	return true
+}
+
+// invalidArguments answers a CPE request whose fields break TR-069's
+// limits with fault 8003, before anything of it is stored.
+func (a *ACS) invalidArguments(w http.ResponseWriter, env *cwmp.Envelope, method string, err error) {
+	a.metrics.rejected.WithLabelValues("invalid_arguments").Inc()
+	a.log.Warn("CPE request refused", "method", method, "err", err)
+	a.writeEnvelope(w, http.StatusInternalServerError, env.Reply(cwmp.NewFault(cwmp.FaultInvalidArguments, err.Error())))
+}
+
 func (a *ACS) internalError(w http.ResponseWriter, sess *session, env *cwmp.Envelope, err error) {
 	a.log.Error("CWMP session error", "device", sess.deviceID, "err", err)
 	a.writeEnvelope(w, http.StatusInternalServerError, env.Reply(cwmp.NewFault(cwmp.FaultInternalError, "")))
@@ -276,14 +337,27 @@ func (a *ACS) answer(ctx context.Context, sess *session, env *cwmp.Envelope) err
 		return nil
 	}
 	if env.ID != sess.rpcID && env.ID != "" {
-		a.log.Debug("response cwmp:ID differs from the request's", "device", sess.deviceID, "want", sess.rpcID, "got", env.ID)
+		a.log.Debug("response cwmp:ID differs from the request's", "device", sess.deviceID, "want", sess.rpcID, "got", logClip(env.ID))
 	}
 	a.metrics.rpcLatency.WithLabelValues(strings.TrimSuffix(env.Body.Method(), "Response")).Observe(a.now().Sub(sess.rpcSent).Seconds())
 	sess.current, sess.rpcID = nil, ""
-	out := applyResponse(t, sess.dataModel, env.Body)
+	var out outcome
+	if err := validateResponse(env.Body); err != nil {
+		a.log.Warn("CPE answer refused", "device", sess.deviceID, "task", t.ID, "method", env.Body.Method(), "err", err)
+		out = outcome{state: TaskFault, fault: &Fault{Code: FaultCodeInvalidArguments, Message: "the CPE's " + env.Body.Method() + " is unusable: " + err.Error()}}
+	} else {
+		out = applyResponse(t, sess.dataModel, env.Body)
+	}
 	if len(out.params) > 0 {
 		if err := a.store.MergeParams(ctx, sess.deviceID, out.params); err != nil {
 			return err
+		}
+		// The interval drives the online window, so a value read or set
+		// in a session counts as much as one from an Inform.
+		if n, ok := periodicInterval(out.params); ok {
+			if err := a.store.SetPeriodicInterval(ctx, sess.deviceID, n); err != nil {
+				return err
+			}
 		}
 	}
 	t.State, t.Phase = out.state, out.phase
@@ -320,7 +394,7 @@ func (a *ACS) sendNext(w http.ResponseWriter, ctx context.Context, sess *session
 		if t.Attempts >= a.cfg.MaxAttempts && t.Phase != PhaseGetResults {
 			now := a.now().UTC()
 			t.State, t.FinishedAt = TaskFault, &now
-			t.Fault = &Fault{Message: fmt.Sprintf("no answer from the CPE after %d attempts", t.Attempts)}
+			t.Fault = &Fault{Code: FaultCodeRetry, Message: fmt.Sprintf("no answer from the CPE after %d attempts", t.Attempts)}
 			if err := a.finish(ctx, t); err != nil {
 				a.log.Error("faulting task", "task", t.ID, "err", err)
 				http.Error(w, "internal error", http.StatusInternalServerError)
@@ -338,7 +412,7 @@ func (a *ACS) sendNext(w http.ResponseWriter, ctx context.Context, sess *session
 		msg, phase, err := buildRPC(t, sess.dataModel, a.cfg.SpeedtestURL)
 		if err != nil {
 			now := a.now().UTC()
-			t.State, t.FinishedAt, t.Fault = TaskFault, &now, &Fault{Message: err.Error()}
+			t.State, t.FinishedAt, t.Fault = TaskFault, &now, &Fault{Code: FaultCodeInternal, Message: err.Error()}
 			_ = a.finish(ctx, t)
 			continue
 		}
@@ -403,6 +477,6 @@ func (a *ACS) transferComplete(ctx context.Context, sess *session, m *cwmp.Trans
 		}
 		return a.finish(ctx, t)
 	}
-	a.log.Info("TransferComplete matches no waiting task", "device", sess.deviceID, "commandKey", m.CommandKey)
+	a.log.Info("TransferComplete matches no waiting task", "device", sess.deviceID, "commandKey", logClip(m.CommandKey))
 	return nil
 }

@@ -21,7 +21,7 @@ func newMetrics(reg prometheus.Registerer, active func() float64) (*metrics, err
 	m := &metrics{
 		sessionsStarted: prometheus.NewCounter(prometheus.CounterOpts{Name: "acs_sessions_started_total", Help: "CWMP sessions opened by an Inform."}),
 		sessionsFinished: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "acs_sessions_finished_total",
-			Help: "CWMP sessions ended, by reason (done: the ACS answered 204; expired: idle past the session time-out)."}, []string{"reason"}),
+			Help: "CWMP sessions ended, by reason (done: the ACS answered 204; expired: idle past the session time-out; reinform: the CPE informed again in it; replaced: the device started a new session, e.g. after a reboot)."}, []string{"reason"}),
 		sessionsActive: prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "acs_sessions_active", Help: "Open CWMP sessions."}, active),
 		informs: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "acs_informs_total", Help: "Inform events received, by event code."},
 			[]string{"event"}),

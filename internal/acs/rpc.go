@@ -146,7 +146,7 @@ func applyResponse(t *Task, dataModel string, msg cwmp.Message) outcome {
 		return outcome{state: TaskFault, fault: faultOf(f)}
 	}
 	if msg.Method() != expected(t) {
-		return outcome{state: TaskFault, fault: &Fault{Code: int(cwmp.FaultRequestDenied),
+		return outcome{state: TaskFault, fault: &Fault{Code: FaultCodeRequestDenied,
 			Message: fmt.Sprintf("CPE answered %s to a %s request", msg.Method(), strings.TrimSuffix(expected(t), "Response"))}}
 	}
 	switch m := msg.(type) {
@@ -155,10 +155,10 @@ func applyResponse(t *Task, dataModel string, msg cwmp.Message) outcome {
 		if t.Kind.IsDiagnostics() {
 			res, state, err := parseDiagResult(dataModel, t.Kind, p)
 			if err != nil {
-				return outcome{state: TaskFault, params: p, fault: &Fault{Message: "diagnostic results: " + err.Error()}}
+				return outcome{state: TaskFault, params: p, fault: &Fault{Code: FaultCodeInvalidArguments, Message: "diagnostic results: " + err.Error()}}
 			}
 			if state != "Complete" && state != "Completed" {
-				return outcome{state: TaskFault, params: p, result: res, fault: &Fault{Message: "diagnostic ended in state " + state}}
+				return outcome{state: TaskFault, params: p, result: res, fault: &Fault{Code: FaultCodeInternal, Message: "diagnostic ended in state " + state}}
 			}
 			return outcome{state: TaskDone, params: p, result: res}
 		}
@@ -226,6 +226,13 @@ func transferResult(start, complete time.Time, f *cwmp.FaultStruct) map[string]a
 
 func faultOf(f *cwmp.Fault) *Fault {
 	out := &Fault{Code: int(f.FaultCode), Message: f.FaultString}
+	if f.FaultCode == 0 {
+		// A plain SOAP fault carries no CWMP code; 0 is none.
+		out.Code = FaultCodeInvalidArguments
+		if out.Message == "" {
+			out.Message = "the CPE answered with a SOAP fault without a CWMP fault code"
+		}
+	}
 	if len(f.SetParameterValuesFaults) > 0 {
 		type spvFault struct {
 			Name    string `json:"parameterName"`

@@ -48,26 +48,36 @@ func newSessionTable(max int, timeout time.Duration) *sessionTable {
 	return &sessionTable{byID: map[string]*session{}, byDevice: map[DeviceKey]*session{}, max: max, timeout: timeout, now: time.Now}
 }
 
-// open reserves a session for key. A live session of the same device is
-// not taken over (a second Inform while the first session runs is refused);
-// an expired one is replaced.
-func (t *sessionTable) open(key DeviceKey, v cwmp.Version) (*session, error) {
+// open reserves a session for key and returns it locked: the Inform that
+// opens it is its first message. A live session of the same device is
+// refused while it handles a message; otherwise it is ended and returned
+// as replaced when takeOver is set, and refused when not. An expired one
+// is replaced silently.
+func (t *sessionTable) open(key DeviceKey, v cwmp.Version, takeOver bool) (s, replaced *session, err error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	now := t.now()
 	if old, ok := t.byDevice[key]; ok {
 		if now.Sub(old.lastSeen) < t.timeout {
-			return nil, errSessionActive
+			// TryLock, not Lock: the order elsewhere is session, then
+			// table, and a busy session is not stale anyway.
+			if !takeOver || !old.mu.TryLock() {
+				return nil, nil, errSessionActive
+			}
+			old.ended = true
+			old.mu.Unlock()
+			replaced = old
 		}
 		t.removeLocked(old)
 	}
 	if len(t.byID) >= t.max {
-		return nil, errTooMany
+		return nil, replaced, errTooMany
 	}
-	s := &session{id: rand.Text(), key: key, version: v, lastSeen: now}
+	s = &session{id: rand.Text(), key: key, version: v, lastSeen: now}
+	s.mu.Lock()
 	t.byID[s.id] = s
 	t.byDevice[key] = s
-	return s, nil
+	return s, replaced, nil
 }
 
 // get returns the live session with id, or nil.

@@ -491,6 +491,14 @@ func (s *Store) MergeParams(ctx context.Context, id int64, p Params) error {
 	return err
 }
 
+// SetPeriodicInterval records the device's periodic inform interval in
+// seconds, learnt outside an Inform (a GPV or SPV result).
+func (s *Store) SetPeriodicInterval(ctx context.Context, id int64, seconds int) error {
+	_, err := s.db.ExecContext(ctx, s.q(`UPDATE acs_devices SET periodic_interval = ?, updated_at = ? WHERE id = ?`),
+		seconds, time.Now().UTC(), id)
+	return err
+}
+
 // MarkOnline records a contact that proves the device reachable until
 // until (a successful connection request, or a session message).
 func (s *Store) MarkOnline(ctx context.Context, id int64, at, until time.Time) error {

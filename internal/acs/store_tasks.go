@@ -201,7 +201,7 @@ func (s *Store) CancelTask(ctx context.Context, id int64) (Task, error) {
 	}
 	now := time.Now().UTC()
 	t.State, t.FinishedAt = TaskFault, &now
-	t.Fault = &Fault{Code: 0, Message: "cancelled by operator"}
+	t.Fault = &Fault{Code: FaultCodeRequestDenied, Message: "cancelled by operator"}
 	return t, s.SaveTask(ctx, &t)
 }
 
@@ -298,7 +298,7 @@ func (s *Store) ExpireWaiting(ctx context.Context, cutoff time.Time) ([]Task, er
 	for i := range tasks {
 		t := &tasks[i]
 		t.State, t.FinishedAt = TaskFault, &now
-		t.Fault = &Fault{Message: "the CPE did not report back within the time-out (phase " + t.Phase + ")"}
+		t.Fault = &Fault{Code: FaultCodeRetry, Message: "the CPE did not report back within the time-out (phase " + t.Phase + ")"}
 		if err := s.SaveTask(ctx, t); err != nil {
 			return nil, err
 		}

@@ -3,6 +3,8 @@ package acs
 import (
 	"encoding/json"
 	"time"
+
+	"cpesuite/internal/cwmp"
 )
 
 // TaskKind names what a task asks of a CPE.
@@ -88,13 +90,32 @@ type Task struct {
 // Open reports whether the task still waits for the CPE.
 func (t *Task) Open() bool { return t.State == TaskPending || t.State == TaskRunning }
 
-// Fault records why a task failed: a CWMP fault from the CPE, or an
-// ACS-side reason (code 0) such as a session that ended mid-task too often.
+// Fault records why a task failed: a CWMP fault from the CPE (its own code,
+// 9000-9899), or an ACS-side reason with one of the FaultCode constants.
 type Fault struct {
 	Code    int             `json:"code"`
 	Message string          `json:"message"`
 	Detail  json.RawMessage `json:"detail,omitempty"`
 }
+
+// ACS-side fault codes of tasks: TR-069's ACS fault codes (Amendment 6,
+// A.5.1), so that every fault a client reads is a CWMP code. openapi.json
+// documents which reasons give which code.
+const (
+	// FaultCodeRequestDenied: the operator cancelled the task, or the CPE
+	// answered with another method than the one asked.
+	FaultCodeRequestDenied = int(cwmp.FaultRequestDenied) // 8001
+	// FaultCodeInternal: the task could not be turned into an RPC, or a
+	// diagnostic ended in an error state on the CPE.
+	FaultCodeInternal = int(cwmp.FaultInternalError) // 8002
+	// FaultCodeInvalidArguments: the CPE's answer was unusable (fields over
+	// TR-069's limits, invalid UTF-8, unreadable diagnostic results).
+	FaultCodeInvalidArguments = int(cwmp.FaultInvalidArguments) // 8003
+	// FaultCodeRetry: the ACS gave up waiting: no answer after the maximum
+	// attempts, or no TransferComplete / 8 DIAGNOSTICS COMPLETE within the
+	// time-out. Enqueueing the task again may succeed.
+	FaultCodeRetry = int(cwmp.FaultRetryRequest) // 8005
+)
 
 // NewTask is a task to enqueue.
 type NewTask struct {

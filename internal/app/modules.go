@@ -168,7 +168,9 @@ func (m *modules) initACS(ctx context.Context) (service.Service, error) {
 		return nil, err
 	}
 	cfg.Password = pw
-	log.Info("CPE credentials", "username", cfg.Username, "password_from", source)
+	// The password is kept even when unauthenticated CPEs are allowed:
+	// CPEs that do authenticate use it, and so do connection requests.
+	log.Info("CPE credentials", "username", cfg.Username, "password_from", source, "allow_unauthenticated", cfg.AllowUnauthenticated)
 	db, err := acs.OpenDB(ctx, cfg, m.cfg.DataDir)
 	if err != nil {
 		return nil, fmt.Errorf("acs device store: %w", err)
