@@ -353,14 +353,20 @@ func catalogParams(cfg proto.Config) []param.Param {
 
 // registrationLinks is the Register payload's object list: every object
 // with its instance, except Security which the spec forbids listing
-// (Core 1.1 §6.1.7.1 / 1.0 §5.3.1). From 1.1 the root link advertises the
-// preferred content format; 1.0 only defines ct= on the root link for
+// (Core 1.1 §6.1.7.1 / 1.0 §5.3.1). From 1.1 the root link advertises a
+// preferred SenML format with ct=; TLV is the format a server assumes
+// without one, and strict servers refuse ct=11542 (wakaama's takes only
+// 110, 112 and 11543 and answers 4.00), so a TLV client leaves ct out, as
+// wakaama's own client does. 1.0 only defines ct= on the root link for
 // LwM2M JSON, which the stack does not support, so 1.0 sends no root link.
 func registrationLinks(version string, format uint16) string {
 	var b strings.Builder
 	if version != "1.0" {
-		b.WriteString(`</>;rt="oma.lwm2m";ct=`)
-		b.WriteString(strconv.Itoa(int(format)))
+		b.WriteString(`</>;rt="oma.lwm2m"`)
+		if format != codec.FormatTLV {
+			b.WriteString(";ct=")
+			b.WriteString(strconv.Itoa(int(format)))
+		}
 	}
 	for oi := range catalog {
 		o := &catalog[oi]

@@ -125,6 +125,31 @@ func TestNewRejectsBadOptions(t *testing.T) {
 	}
 }
 
+// TestRegisterPayloadStrict holds every Register payload the stack can
+// send against an RFC 6690 parser to the letter and wakaama's root link
+// rules; the defaults (1.1, TLV) once sent ct=11542, which wakaama
+// refused with 4.00.
+func TestRegisterPayloadStrict(t *testing.T) {
+	for _, version := range []string{"1.0", "1.1", "1.2"} {
+		for _, f := range []uint16{codec.FormatTLV, codec.FormatSenMLJSON, codec.FormatSenMLCBOR} {
+			body := registrationLinks(version, f)
+			if err := lwm2mtest.CheckLinkFormat(body); err != nil {
+				t.Errorf("%s format %d: %s: %v", version, f, body, err)
+			}
+			if found := lwm2mtest.RegisterLinkRules(body); len(found) > 0 {
+				t.Errorf("%s format %d: %s: %v", version, f, body, found)
+			}
+		}
+	}
+	o, err := checkOptions(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := registrationLinks(o.version, o.format); !strings.HasPrefix(got, `</>;rt="oma.lwm2m",</1/0>`) {
+		t.Errorf("defaults register %s, want the root link without ct", got)
+	}
+}
+
 func TestRegisterUpdateDeregister(t *testing.T) {
 	tests := []struct {
 		version, binding, format string
@@ -135,7 +160,7 @@ func TestRegisterUpdateDeregister(t *testing.T) {
 		{"1.0", "U", "TLV", "U", false, "</1/0>,</3/0>,</4/0>,</5/0>,</6/0>,</3303/0>"},
 		{"1.0", "UQ", "TLV", "UQ", true, "</1/0>,</3/0>,</4/0>,</5/0>,</6/0>,</3303/0>"},
 		{"1.1", "U", "SENML_CBOR", "U", false, `</>;rt="oma.lwm2m";ct=112,</1/0>,</3/0>,</4/0>,</5/0>,</6/0>,</3303/0>`},
-		{"1.1", "UQ", "TLV", "U", true, `</>;rt="oma.lwm2m";ct=11542,</1/0>,</3/0>,</4/0>,</5/0>,</6/0>,</3303/0>`},
+		{"1.1", "UQ", "TLV", "U", true, `</>;rt="oma.lwm2m",</1/0>,</3/0>,</4/0>,</5/0>,</6/0>,</3303/0>`},
 		{"1.2", "U", "SENML_JSON", "U", false, `</>;rt="oma.lwm2m";ct=110,</1/0>,</3/0>,</4/0>,</5/0>,</6/0>,</3303/0>`},
 	}
 	for _, tc := range tests {

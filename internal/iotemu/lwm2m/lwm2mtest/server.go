@@ -531,13 +531,21 @@ func validBinding(version, b string) bool {
 var versionRe = regexp.MustCompile(`^\d+\.\d+$`)
 
 // checkLinks validates the Objects and Object Instances list (Core
-// §6.1.7.1 / 1.0 §5.3.1): object or instance links only, the root link
-// only with rt="oma.lwm2m", never the Security object, Server and Device
-// present, no duplicates.
+// §6.1.7.1 / 1.0 §5.3.1): RFC 6690 to the letter, object or instance links
+// only, the root link only with rt="oma.lwm2m" and as wakaama's server
+// takes it, never the Security object, Server and Device present, no
+// duplicates.
 func checkLinks(body string, report func(string, ...any)) []codec.Link {
 	if strings.TrimSpace(body) == "" {
 		report("empty object list")
 		return nil
+	}
+	if err := CheckLinkFormat(body); err != nil {
+		report("invalid link format (RFC 6690): %v", err)
+		return nil
+	}
+	for _, f := range RegisterLinkRules(body) {
+		report("%s", f)
 	}
 	links, err := codec.ParseLinks(body)
 	if err != nil {
@@ -555,13 +563,6 @@ func checkLinks(body string, report func(string, ...any)) []codec.Link {
 			rt := false
 			for _, p := range l.Params {
 				rt = rt || p.Key == "rt" && p.Value == "oma.lwm2m"
-				if p.Key == "ct" {
-					for _, f := range strings.Fields(p.Value) {
-						if _, err := strconv.ParseUint(f, 10, 16); err != nil {
-							report("root link ct=%q is not a content format", p.Value)
-						}
-					}
-				}
 			}
 			if !rt {
 				report(`root link without rt="oma.lwm2m"`)
