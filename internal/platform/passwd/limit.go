@@ -172,3 +172,9 @@ func RetryAfter(err error) (time.Duration, bool) {
 	}
 	return be.RetryAfter, true
 }
+
+// InUse is the number of hashes being computed now.
+func (l *Limiter) InUse() int { return len(l.slots) }
+
+// Waiting is the number of callers waiting for a slot now.
+func (l *Limiter) Waiting() int { return len(l.waiters) }

@@ -40,8 +40,10 @@
 //
 // # Audit log
 //
-// Logins (successful, failed and refused by the limit), logouts and every
-// account change are recorded in the gw_activity table, which the gateway
-// also writes through Record. Passwords and tokens are never recorded or
-// logged.
+// Logins (successful, failed, refused by a limit and refused as busy),
+// logouts and every account change are recorded; of the refusals only the
+// first of each run per pair or address and window, so that a flood of
+// them cannot grow the table or queue behind its writes. The rows go to
+// the gw_activity table, which the gateway also writes through Record.
+// Passwords and tokens are never recorded or logged.
 package accounts

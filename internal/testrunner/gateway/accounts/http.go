@@ -50,10 +50,7 @@ func (s *Service) handleLogin(w http.ResponseWriter, r *http.Request) error {
 	}
 	token, u, expires, err := s.Login(r.Context(), body.Username, body.Password, ClientAddr(r, s.trusted))
 	if err != nil {
-		if d, ok := RetryAfter(err); ok {
-			w.Header().Set("Retry-After", strconv.Itoa(int(d/time.Second)))
-		}
-		return err
+		return withRetryAfter(w, err)
 	}
 	// The body holds a credential: no cache may keep it (RFC 6749, 5.1).
 	w.Header().Set("Cache-Control", "no-store")
@@ -61,6 +58,15 @@ func (s *Service) handleLogin(w http.ResponseWriter, r *http.Request) error {
 		Token: token, TokenType: "Bearer", ExpiresAt: expires,
 		User: sessionUser{Username: u.Username, Role: u.Role, Stand: u.Stand},
 	})
+}
+
+// withRetryAfter sets Retry-After for a refusal that has a wait (429 rate
+// limit, 503 busy password checks) and returns err.
+func withRetryAfter(w http.ResponseWriter, err error) error {
+	if d, ok := RetryAfter(err); ok {
+		w.Header().Set("Retry-After", strconv.Itoa(int(d/time.Second)))
+	}
+	return err
 }
 
 func (s *Service) handleLogout(w http.ResponseWriter, r *http.Request) error {
@@ -125,7 +131,7 @@ func (s *Service) handleCreateUser(w http.ResponseWriter, r *http.Request) error
 	actor, _ := Caller(r)
 	u, err := s.CreateUser(r.Context(), actor, body.Username, body.Password, body.Role, body.Stand)
 	if err != nil {
-		return err
+		return withRetryAfter(w, err)
 	}
 	return httpx.WriteJSON(w, http.StatusCreated, u)
 }
@@ -143,7 +149,7 @@ func (s *Service) handleResetPassword(w http.ResponseWriter, r *http.Request) er
 	actor, _ := Caller(r)
 	username, err := s.resetPassword(r.Context(), actor, r.PathValue("username"), body.Password)
 	if err != nil {
-		return err
+		return withRetryAfter(w, err)
 	}
 	return httpx.WriteJSON(w, http.StatusOK, map[string]any{"username": username, "password_reset": true})
 }

@@ -24,25 +24,47 @@ type rateLimited struct{ after time.Duration }
 func (e *rateLimited) Error() string { return "login rate limited for " + e.after.String() }
 
 // RetryAfter returns how long a caller refused by the login rate limit
-// must wait, rounded up to whole seconds (at least one), for the
-// Retry-After header.
+// (429) or by the bound on concurrent password checks (503) must wait,
+// rounded up to whole seconds (at least one), for the Retry-After header.
 func RetryAfter(err error) (time.Duration, bool) {
 	var rl *rateLimited
-	if !errors.As(err, &rl) {
-		return 0, false
+	if errors.As(err, &rl) {
+		return retrySeconds(rl.after), true
 	}
-	return retrySeconds(rl.after), true
+	if d, ok := passwd.RetryAfter(err); ok {
+		return retrySeconds(d), true
+	}
+	return 0, false
 }
 
 func retrySeconds(d time.Duration) time.Duration {
 	return time.Duration(max(1, math.Ceil(d.Seconds()))) * time.Second
 }
 
+// ActionLoginBusy audits a login refused because every password check
+// slot was taken (503).
+const ActionLoginBusy = "login_busy"
+
+// hashError turns a failed passwd.Limiter.Hash into an answer: a busy
+// limiter is a 503 with Retry-After, like a busy login.
+func hashError(err error) error {
+	if d, ok := passwd.RetryAfter(err); ok {
+		return apperr.Wrap(apperr.ErrUnavailable, err, "PASSWORD_CHECKS_BUSY", "too many passwords are being hashed; try again shortly").
+			WithDetails(map[string]any{"retry_after": int(retrySeconds(d) / time.Second)})
+	}
+	return fmt.Errorf("hashing password: %w", err)
+}
+
 // Login checks a username and password and opens a session. client is the
 // caller's address (see ClientAddr); together with the username it keys
-// the rate limit. A wrong username and a wrong password both give a 401
-// INVALID_CREDENTIALS; an over-limit pair gives a 429 LOGIN_RATE_LIMITED
-// whose wait RetryAfter returns.
+// the rate limit, and alone it keys the per-address limit. A wrong
+// username and a wrong password both give a 401 INVALID_CREDENTIALS; an
+// over-limit pair or address gives a 429 LOGIN_RATE_LIMITED, and a login
+// that finds every hashing slot and queue place taken a 503 LOGIN_BUSY;
+// RetryAfter returns the wait of both.
+//
+// When ctx ends before the password is checked (the client hung up) no
+// hash is computed and no failure is counted.
 func (s *Service) Login(ctx context.Context, username, password string, client netip.Addr) (token string, u User, expires time.Time, err error) {
 	if username == "" || password == "" {
 		return "", User{}, time.Time{}, apperr.Invalid("CREDENTIALS_REQUIRED", "username and password are required")
@@ -52,21 +74,24 @@ func (s *Service) Login(ctx context.Context, username, password string, client n
 	attempted := clean(username, maxNameField)
 	addr := addrString(client)
 	key := limitKey{user: userKey(attempted), addr: addr}
+	akey := addrLimitKey(client)
+	now := s.now()
 
-	ok, wait := s.limiter.begin(key, s.now())
-	if !ok {
-		wait = retrySeconds(wait)
-		if s.limiter.firstRefusal(key) {
-			s.Record(ctx, Entry{Username: attempted, Action: ActionLoginRateLimited, ClientAddr: addr,
-				Detail: "retry after " + strconv.Itoa(int(wait/time.Second)) + "s; later refusals in this window are not recorded"})
-			s.log.WarnContext(ctx, "gateway login rate limited", "username", attempted, "client", addr)
-		}
-		return "", User{}, time.Time{}, apperr.Wrap(apperr.ErrTooManyRequests, &rateLimited{after: wait},
-			"LOGIN_RATE_LIMITED", "too many failed logins; try again later").
-			WithDetails(map[string]any{"retry_after": int(wait / time.Second)})
+	// The address first: a refused address must not make the pair table
+	// grow with every random username it tries.
+	if ok, wait := s.addrLimiter.begin(akey, now); !ok {
+		return "", User{}, time.Time{}, s.refuseLimited(ctx, s.addrLimiter, akey, attempted, addr, wait, "address")
+	}
+	if ok, wait := s.limiter.begin(key, now); !ok {
+		s.addrLimiter.end(akey, now, false)
+		return "", User{}, time.Time{}, s.refuseLimited(ctx, s.limiter, key, attempted, addr, wait, "pair")
 	}
 	failed := true
-	defer func() { s.limiter.end(key, s.now(), failed) }()
+	defer func() {
+		end := s.now()
+		s.limiter.end(key, end, failed)
+		s.addrLimiter.end(akey, end, failed)
+	}()
 
 	u, hash, err := s.credentials(ctx, username)
 	if err != nil {
@@ -74,7 +99,13 @@ func (s *Service) Login(ctx context.Context, username, password string, client n
 		failed = false
 		return "", User{}, time.Time{}, err
 	}
-	match, verr := passwd.Verify(hash, password)
+	match, verr := s.hashing.Verify(ctx, hash, password)
+	if errors.Is(verr, passwd.ErrBusy) || ctx.Err() != nil {
+		// No password was checked: neither a failure of the caller's nor
+		// an answer about the account.
+		failed = false
+		return "", User{}, time.Time{}, s.refuseUnchecked(ctx, verr, attempted, addr, akey)
+	}
 	if verr != nil {
 		// A damaged hash row: the account cannot log in until its password
 		// is reset; say so in the log, not to the caller.
@@ -93,6 +124,41 @@ func (s *Service) Login(ctx context.Context, username, password string, client n
 	s.Record(ctx, Entry{Username: u.Username, Action: ActionLogin, ClientAddr: addr, Success: true})
 	s.log.InfoContext(ctx, "gateway login", "username", u.Username, "client", addr)
 	return token, u, expires, nil
+}
+
+// refuseLimited answers an attempt refused by limiter l (the pair's or the
+// address's) and audits the first refusal of each run of them.
+func (s *Service) refuseLimited(ctx context.Context, l *limiter, key limitKey, attempted, addr string, wait time.Duration, scope string) error {
+	wait = retrySeconds(wait)
+	if l.firstRefusal(key) {
+		s.Record(ctx, Entry{Username: attempted, Action: ActionLoginRateLimited, ClientAddr: addr,
+			Detail: "limit per " + scope + "; retry after " + strconv.Itoa(int(wait/time.Second)) + "s; later refusals in this window are not recorded"})
+		s.log.WarnContext(ctx, "gateway login rate limited", "username", attempted, "client", addr, "limit", scope)
+	}
+	return apperr.Wrap(apperr.ErrTooManyRequests, &rateLimited{after: wait},
+		"LOGIN_RATE_LIMITED", "too many failed logins; try again later").
+		WithDetails(map[string]any{"retry_after": int(wait / time.Second)})
+}
+
+// refuseUnchecked answers a login whose password was never checked: every
+// hashing slot was taken (503 with Retry-After), or the client left while
+// it waited (nobody reads that answer). The first busy refusal per address
+// and window is audited.
+func (s *Service) refuseUnchecked(ctx context.Context, cause error, attempted, addr string, akey limitKey) error {
+	if d, busy := passwd.RetryAfter(cause); busy {
+		d = retrySeconds(d)
+		if s.refusals.first(ActionLoginBusy+" "+akey.addr, s.now()) {
+			s.Record(ctx, Entry{Username: attempted, Action: ActionLoginBusy, ClientAddr: addr,
+				Detail: "every password check slot taken; later refusals of this address within " + FailureWindow.String() + " are not recorded"})
+			s.log.WarnContext(ctx, "gateway login refused: password checks saturated", "username", attempted, "client", addr)
+		}
+		return apperr.Wrap(apperr.ErrUnavailable, cause, "LOGIN_BUSY", "too many logins are being checked; try again shortly").
+			WithDetails(map[string]any{"retry_after": int(d / time.Second)})
+	}
+	if cause == nil {
+		cause = ctx.Err()
+	}
+	return apperr.Wrap(apperr.ErrUnavailable, cause, "LOGIN_ABANDONED", "the client left before the password was checked")
 }
 
 // credentials returns the account and its hash; for an unknown or

@@ -1,6 +1,7 @@
 package accounts
 
 import (
+	"net/netip"
 	"sync"
 	"time"
 )
@@ -12,6 +13,15 @@ const (
 	MaxFailures   = 5
 	FailureWindow = 60 * time.Second
 )
+
+// MaxAddrFailures failed logins within FailureWindow from one client
+// address, whatever the usernames, make that address's further attempts
+// answer 429 too. Without it, a new username on every attempt is a new
+// pair, and one address can make the gateway compute argon2 without end
+// (issue 18). Twenty leaves room for an office behind one NAT address in
+// which several people mistype at once, and still cuts a flood from one
+// address to one hash every three seconds.
+const MaxAddrFailures = 20
 
 // maxLimiterKeys bounds the limiter's memory: each pair costs about 200
 // bytes, so the limit is about 20 MB.
@@ -144,6 +154,65 @@ func (e *limitEntry) retryAfter(now time.Time, window time.Duration) time.Durati
 		return time.Second
 	}
 	return e.failures[0].Add(window).Sub(now)
+}
+
+// addrLimitKey is the key of an address in the per-address limiter. An
+// IPv6 client usually holds a whole /64 and can pick a new address in it
+// for every attempt, so IPv6 addresses count per /64.
+func addrLimitKey(a netip.Addr) limitKey {
+	if a.Is6() && !a.Is4In6() {
+		p, err := a.Prefix(64)
+		if err == nil {
+			return limitKey{addr: p.String()}
+		}
+	}
+	return limitKey{addr: addrString(a)}
+}
+
+// refusalLog decides which refusals are audited: the first of each kind
+// per client address and window, so that a flood of refusals cannot grow
+// the audit table or queue behind its writes, while every address that
+// was refused leaves a row. Its memory is bounded like the limiter's;
+// when it is full, the addresses it has no room for share one key, so
+// they are still audited once per window together.
+type refusalLog struct {
+	window  time.Duration
+	maxKeys int
+
+	mu      sync.Mutex
+	last    map[string]time.Time
+	pruneAt time.Time
+}
+
+const overflowKey = "*"
+
+func newRefusalLog(window time.Duration, maxKeys int) *refusalLog {
+	return &refusalLog{window: window, maxKeys: maxKeys, last: map[string]time.Time{}}
+}
+
+// first reports whether the refusal of key at now is the first in its
+// window, and starts a window when it is.
+func (r *refusalLog) first(key string, now time.Time) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !now.Before(r.pruneAt) || len(r.last) >= r.maxKeys {
+		for k, t := range r.last {
+			if !now.Before(t.Add(r.window)) {
+				delete(r.last, k)
+			}
+		}
+		r.pruneAt = now.Add(r.window)
+	}
+	t, seen := r.last[key]
+	if !seen && len(r.last) >= r.maxKeys {
+		key = overflowKey
+		t, seen = r.last[key]
+	}
+	if seen && now.Before(t.Add(r.window)) {
+		return false
+	}
+	r.last[key] = now
+	return true
 }
 
 // size is the number of pairs tracked, for tests.

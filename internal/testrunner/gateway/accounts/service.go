@@ -32,17 +32,24 @@ type Config struct {
 	TrustedProxies []netip.Prefix
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Hashing bounds the password hashing of logins and password changes;
+	// nil means passwd.Shared(), the one limiter of the process.
+	Hashing *passwd.Limiter
 }
 
 // Service manages the gateway's accounts, sessions and audit log.
 type Service struct {
-	db        *sqlstore.DB
-	ttl       time.Duration
-	trusted   []netip.Prefix
-	now       func() time.Time
-	log       *slog.Logger
-	limiter   *limiter
-	dummyHash string
+	db      *sqlstore.DB
+	ttl     time.Duration
+	trusted []netip.Prefix
+	now     func() time.Time
+	log     *slog.Logger
+	limiter *limiter
+	// addrLimiter counts failures per client address across usernames.
+	addrLimiter *limiter
+	refusals    *refusalLog
+	hashing     *passwd.Limiter
+	dummyHash   string
 }
 
 // Open migrates the schema and returns a Service on db. Only SQLite and
@@ -66,6 +73,9 @@ func Open(ctx context.Context, db *sqlstore.DB, cfg Config, log *slog.Logger) (*
 	if log == nil {
 		log = slog.Default()
 	}
+	if cfg.Hashing == nil {
+		cfg.Hashing = passwd.Shared()
+	}
 	if err := sqlstore.Migrate(ctx, db, serviceKey, migrations); err != nil {
 		return nil, err
 	}
@@ -81,13 +91,16 @@ func Open(ctx context.Context, db *sqlstore.DB, cfg Config, log *slog.Logger) (*
 		return nil, fmt.Errorf("gateway accounts: %w", err)
 	}
 	return &Service{
-		db:        db,
-		ttl:       cfg.TokenTTL,
-		trusted:   append([]netip.Prefix(nil), cfg.TrustedProxies...),
-		now:       func() time.Time { return cfg.Now().UTC() },
-		log:       log,
-		limiter:   newLimiter(MaxFailures, FailureWindow, maxLimiterKeys),
-		dummyHash: dummy,
+		db:          db,
+		ttl:         cfg.TokenTTL,
+		trusted:     append([]netip.Prefix(nil), cfg.TrustedProxies...),
+		now:         func() time.Time { return cfg.Now().UTC() },
+		log:         log,
+		limiter:     newLimiter(MaxFailures, FailureWindow, maxLimiterKeys),
+		addrLimiter: newLimiter(MaxAddrFailures, FailureWindow, maxLimiterKeys),
+		refusals:    newRefusalLog(FailureWindow, maxLimiterKeys),
+		hashing:     cfg.Hashing,
+		dummyHash:   dummy,
 	}, nil
 }
 

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"cpesuite/internal/platform/apperr"
-	"cpesuite/internal/platform/passwd"
 	"cpesuite/internal/platform/sqlstore"
 	"cpesuite/internal/testrunner/identity"
 )
@@ -91,9 +90,9 @@ func (s *Service) CreateUser(ctx context.Context, actor identity.Identity, usern
 	if err != nil {
 		return User{}, err
 	}
-	hash, err := passwd.Hash(password)
+	hash, err := s.hashing.Hash(ctx, password)
 	if err != nil {
-		return User{}, fmt.Errorf("hashing password: %w", err)
+		return User{}, hashError(err)
 	}
 	u, err := s.insertUser(ctx, s.db.DB, username, hash, role, stand)
 	if err != nil {
@@ -176,9 +175,9 @@ func (s *Service) resetPassword(ctx context.Context, actor identity.Identity, us
 	if err := validPassword(password, username); err != nil {
 		return "", err
 	}
-	hash, err := passwd.Hash(password)
+	hash, err := s.hashing.Hash(ctx, password)
 	if err != nil {
-		return "", fmt.Errorf("hashing password: %w", err)
+		return "", hashError(err)
 	}
 	key := userKey(username)
 	var (
