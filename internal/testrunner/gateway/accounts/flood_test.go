@@ -107,8 +107,8 @@ func TestLoginAbandonedComputesNothing(t *testing.T) {
 		if n := len(h.activity(ActionLoginFailed)); n != 0 {
 			t.Fatalf("an abandoned login was counted as %d failures", n)
 		}
-		if h.svc.limiter.size() != 0 || h.svc.addrLimiter.size() != 0 {
-			t.Fatalf("the abandoned login left limiter entries: %d pairs, %d addresses", h.svc.limiter.size(), h.svc.addrLimiter.size())
+		if h.svc.limiter.Size() != 0 || h.svc.addrLimiter.Size() != 0 {
+			t.Fatalf("the abandoned login left limiter entries: %d pairs, %d addresses", h.svc.limiter.Size(), h.svc.addrLimiter.Size())
 		}
 	})
 }

@@ -79,18 +79,18 @@ func (s *Service) Login(ctx context.Context, username, password string, client n
 
 	// The address first: a refused address must not make the pair table
 	// grow with every random username it tries.
-	if ok, wait := s.addrLimiter.begin(akey, now); !ok {
+	if ok, wait := s.addrLimiter.Begin(akey, now); !ok {
 		return "", User{}, time.Time{}, s.refuseLimited(ctx, s.addrLimiter, akey, attempted, addr, wait, "address")
 	}
-	if ok, wait := s.limiter.begin(key, now); !ok {
-		s.addrLimiter.end(akey, now, false)
+	if ok, wait := s.limiter.Begin(key, now); !ok {
+		s.addrLimiter.End(akey, now, false)
 		return "", User{}, time.Time{}, s.refuseLimited(ctx, s.limiter, key, attempted, addr, wait, "pair")
 	}
 	failed := true
 	defer func() {
 		end := s.now()
-		s.limiter.end(key, end, failed)
-		s.addrLimiter.end(akey, end, failed)
+		s.limiter.End(key, end, failed)
+		s.addrLimiter.End(akey, end, failed)
 	}()
 
 	u, hash, err := s.credentials(ctx, username)
@@ -130,7 +130,7 @@ func (s *Service) Login(ctx context.Context, username, password string, client n
 // address's) and audits the first refusal of each run of them.
 func (s *Service) refuseLimited(ctx context.Context, l *limiter, key limitKey, attempted, addr string, wait time.Duration, scope string) error {
 	wait = retrySeconds(wait)
-	if l.firstRefusal(key) {
+	if l.FirstRefusal(key) {
 		s.Record(ctx, Entry{Username: attempted, Action: ActionLoginRateLimited, ClientAddr: addr,
 			Detail: "limit per " + scope + "; retry after " + strconv.Itoa(int(wait/time.Second)) + "s; later refusals in this window are not recorded"})
 		s.log.WarnContext(ctx, "gateway login rate limited", "username", attempted, "client", addr, "limit", scope)
@@ -147,7 +147,7 @@ func (s *Service) refuseLimited(ctx context.Context, l *limiter, key limitKey, a
 func (s *Service) refuseUnchecked(ctx context.Context, cause error, attempted, addr string, akey limitKey) error {
 	if d, busy := passwd.RetryAfter(cause); busy {
 		d = retrySeconds(d)
-		if s.refusals.first(ActionLoginBusy+" "+akey.addr, s.now()) {
+		if s.refusals.First(ActionLoginBusy+" "+akey.addr, s.now()) {
 			s.Record(ctx, Entry{Username: attempted, Action: ActionLoginBusy, ClientAddr: addr,
 				Detail: "every password check slot taken; later refusals of this address within " + FailureWindow.String() + " are not recorded"})
 			s.log.WarnContext(ctx, "gateway login refused: password checks saturated", "username", attempted, "client", addr)

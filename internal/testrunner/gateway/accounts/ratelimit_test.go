@@ -123,16 +123,16 @@ func TestLimiter(t *testing.T) {
 		l := newLimiter(5, time.Minute, 100)
 		for i := range 5 {
 			now := t0.Add(time.Duration(i) * 10 * time.Second)
-			if ok, _ := l.begin(a, now); !ok {
+			if ok, _ := l.Begin(a, now); !ok {
 				t.Fatalf("attempt %d refused", i+1)
 			}
-			l.end(a, now, true)
+			l.End(a, now, true)
 		}
-		ok, wait := l.begin(a, t0.Add(45*time.Second))
+		ok, wait := l.Begin(a, t0.Add(45*time.Second))
 		if ok || wait != 15*time.Second {
 			t.Fatalf("6th attempt: ok=%v wait=%s, want refused for 15s", ok, wait)
 		}
-		if ok, _ := l.begin(a, t0.Add(time.Minute)); !ok {
+		if ok, _ := l.Begin(a, t0.Add(time.Minute)); !ok {
 			t.Fatal("refused after the oldest failure left the window")
 		}
 	})
@@ -140,16 +140,16 @@ func TestLimiter(t *testing.T) {
 	t.Run("successes do not count and clear nothing", func(t *testing.T) {
 		l := newLimiter(2, time.Minute, 100)
 		for range 10 {
-			l.begin(a, t0)
-			l.end(a, t0, false)
+			l.Begin(a, t0)
+			l.End(a, t0, false)
 		}
-		l.begin(a, t0)
-		l.end(a, t0, true)
-		l.begin(a, t0)
-		l.end(a, t0, false)
-		l.begin(a, t0)
-		l.end(a, t0, true)
-		if ok, _ := l.begin(a, t0); ok {
+		l.Begin(a, t0)
+		l.End(a, t0, true)
+		l.Begin(a, t0)
+		l.End(a, t0, false)
+		l.Begin(a, t0)
+		l.End(a, t0, true)
+		if ok, _ := l.Begin(a, t0); ok {
 			t.Fatal("two failures around a success did not reach the limit of 2")
 		}
 	})
@@ -163,7 +163,7 @@ func TestLimiter(t *testing.T) {
 		)
 		for range 50 {
 			wg.Go(func() {
-				if ok, _ := l.begin(a, t0); ok {
+				if ok, _ := l.Begin(a, t0); ok {
 					mu.Lock()
 					allowed++
 					mu.Unlock()
@@ -174,7 +174,7 @@ func TestLimiter(t *testing.T) {
 		if allowed != 5 {
 			t.Fatalf("%d concurrent attempts allowed, want 5", allowed)
 		}
-		ok, wait := l.begin(a, t0)
+		ok, wait := l.Begin(a, t0)
 		if ok || wait != time.Second {
 			t.Fatalf("while all slots are pending: ok=%v wait=%s, want refused for 1s", ok, wait)
 		}
@@ -184,21 +184,21 @@ func TestLimiter(t *testing.T) {
 		l := newLimiter(5, time.Minute, 3)
 		for i := range 3 {
 			k := limitKey{"u", strconv.Itoa(i)}
-			l.begin(k, t0)
-			l.end(k, t0, true)
+			l.Begin(k, t0)
+			l.End(k, t0, true)
 		}
-		if ok, _ := l.begin(limitKey{"u", "new"}, t0.Add(time.Second)); ok {
+		if ok, _ := l.Begin(limitKey{"u", "new"}, t0.Add(time.Second)); ok {
 			t.Fatal("a new pair was admitted into a full table of live pairs")
 		}
-		if ok, _ := l.begin(limitKey{"u", "0"}, t0.Add(time.Second)); !ok {
+		if ok, _ := l.Begin(limitKey{"u", "0"}, t0.Add(time.Second)); !ok {
 			t.Fatal("a known pair under its limit was refused")
 		}
-		l.end(limitKey{"u", "0"}, t0.Add(time.Second), false)
-		if ok, _ := l.begin(limitKey{"u", "new"}, t0.Add(time.Minute)); !ok {
+		l.End(limitKey{"u", "0"}, t0.Add(time.Second), false)
+		if ok, _ := l.Begin(limitKey{"u", "new"}, t0.Add(time.Minute)); !ok {
 			t.Fatal("expired pairs were not pruned for a new one")
 		}
-		l.end(limitKey{"u", "new"}, t0.Add(time.Minute), false)
-		if n := l.size(); n != 0 {
+		l.End(limitKey{"u", "new"}, t0.Add(time.Minute), false)
+		if n := l.Size(); n != 0 {
 			t.Fatalf("%d pairs kept after everything expired", n)
 		}
 	})

@@ -47,7 +47,7 @@ type Service struct {
 	limiter *limiter
 	// addrLimiter counts failures per client address across usernames.
 	addrLimiter *limiter
-	refusals    *refusalLog
+	refusals    *passwd.RefusalLog
 	hashing     *passwd.Limiter
 	dummyHash   string
 }
@@ -98,7 +98,7 @@ func Open(ctx context.Context, db *sqlstore.DB, cfg Config, log *slog.Logger) (*
 		log:         log,
 		limiter:     newLimiter(MaxFailures, FailureWindow, maxLimiterKeys),
 		addrLimiter: newLimiter(MaxAddrFailures, FailureWindow, maxLimiterKeys),
-		refusals:    newRefusalLog(FailureWindow, maxLimiterKeys),
+		refusals:    passwd.NewRefusalLog(FailureWindow, maxLimiterKeys),
 		hashing:     cfg.Hashing,
 		dummyHash:   dummy,
 	}, nil
