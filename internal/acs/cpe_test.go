@@ -593,6 +593,7 @@ func TestBadInputLeavesStateUnchanged(t *testing.T) {
 		{"malformed XML", "<soap:Envelope><oops", 400, ""},
 		{"not XML", "hello", 400, ""},
 		{"wrong namespace", strings.ReplaceAll(string(valid), "http://schemas.xmlsoap.org/soap/envelope/", "urn:other"), 400, ""},
+		{"unknown cwmp namespace", strings.ReplaceAll(string(valid), "urn:dslforum-org:cwmp-1-2", "urn:evil:cwmp"), 400, ""},
 		{"DTD", `<?xml version="1.0"?><!DOCTYPE x [<!ENTITY a "b">]>` + string(valid[strings.Index(string(valid), "<SOAP-ENV:Envelope"):]), 400, ""},
 		{"entity expansion", `<!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;">]><lolz>&lol2;</lolz>`, 400, ""},
 		{"oversize", string(valid) + strings.Repeat(" ", 9000), 413, ""},
