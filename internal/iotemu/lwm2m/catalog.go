@@ -80,6 +80,7 @@ const (
 	resServerUpdateTrigger = 8
 	resDevReboot           = 4
 	resDevFactoryReset     = 5
+	resDevCurrentTime      = 13
 	resFwPackage           = 0
 	resFwPackageURI        = 1
 	resFwUpdate            = 2
@@ -103,6 +104,7 @@ const (
 	nameFwVersion  = "Device.0.FirmwareVersion"
 	namePkgVersion = "FirmwareUpdate.0.PkgVersion"
 	nameTempValue  = "Temperature.0.SensorValue"
+	nameTime       = "Device.0.CurrentTime"
 	nameTempMin    = "Temperature.0.MinMeasuredValue"
 	nameTempMax    = "Temperature.0.MaxMeasuredValue"
 	nameIPAddress  = "ConnectivityMonitoring.0.IPAddresses.0"
@@ -120,9 +122,10 @@ func nowValue(proto.Config, int) string { return strconv.FormatInt(time.Now().Un
 
 // catalog is the object model every device shares read-only; per-device
 // values live in the session's param.Set. Types and operations follow the
-// OMA object definitions of LwM2M 1.0 (Appendix E) and IPSO 3303, except
-// that Temperature's Sensor Value is writable so that tests and the API
-// can drive it.
+// OMA object definitions of LwM2M 1.0 (Appendix E) and IPSO 3303: a
+// server's Write of a read-only resource such as Temperature's Sensor
+// Value is refused with 4.05, while the API (and automatic updates and
+// rules) may still change any parameter.
 var catalog = []objDef{
 	{id: objSecurity, name: "Security", res: []resDef{
 		{id: 0, name: "ServerURI", kind: codec.KindString, ops: opR, value: func(cfg proto.Config, _ int) string {
@@ -174,7 +177,7 @@ var catalog = []objDef{
 		{id: 9, name: "BatteryLevel", kind: codec.KindInteger, ops: opR, value: fixed("100")},
 		{id: 10, name: "MemoryFree", kind: codec.KindInteger, ops: opR, value: fixed("512")},
 		{id: 11, name: "ErrorCode", kind: codec.KindInteger, ops: opR, instances: []uint16{0}, value: fixed("0")},
-		{id: 13, name: "CurrentTime", kind: codec.KindTime, ops: opRW, value: nowValue},
+		{id: resDevCurrentTime, name: "CurrentTime", kind: codec.KindTime, ops: opRW, value: nowValue},
 		{id: 14, name: "UTCOffset", kind: codec.KindString, ops: opRW, value: fixed("+00:00")},
 		{id: 15, name: "Timezone", kind: codec.KindString, ops: opRW, value: fixed("Etc/UTC")},
 		{id: 16, name: "SupportedBindingAndModes", kind: codec.KindString, ops: opR, value: fixed("U")},
@@ -212,7 +215,7 @@ var catalog = []objDef{
 		{id: 5, name: "Timestamp", kind: codec.KindTime, ops: opR, value: nowValue},
 	}},
 	{id: objTemperature, name: "Temperature", res: []resDef{
-		{id: resTempValue, name: "SensorValue", kind: codec.KindFloat, ops: opRW, value: fixed("21.5")},
+		{id: resTempValue, name: "SensorValue", kind: codec.KindFloat, ops: opR, value: fixed("21.5")},
 		{id: resTempMin, name: "MinMeasuredValue", kind: codec.KindFloat, ops: opR, value: fixed("21.5")},
 		{id: resTempMax, name: "MaxMeasuredValue", kind: codec.KindFloat, ops: opR, value: fixed("21.5")},
 		{id: 5701, name: "SensorUnits", kind: codec.KindString, ops: opR, value: fixed("Cel")},

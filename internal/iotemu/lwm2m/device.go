@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/plgd-dev/go-coap/v3/message"
@@ -62,6 +63,10 @@ type device struct {
 	obs      []*observation
 	attrs    map[codec.Path]attrSet
 	fwTimer  *time.Timer
+
+	// clockOffset is the device clock (Current Time, /3/0/13) minus the
+	// host's, in seconds: 0 until a server or the API sets the time.
+	clockOffset atomic.Int64
 }
 
 var (
@@ -695,8 +700,22 @@ func (d *device) Changed(name, value string) {
 		}
 	case nameTempValue:
 		d.trackMinMax(value)
+	case nameTime:
+		if v, err := strconv.ParseInt(value, 10, 64); err == nil {
+			d.clockOffset.Store(v - time.Now().Unix())
+		}
 	}
 	d.notifyChanged(name)
+}
+
+// now reads the device clock (Current Time) and keeps the parameter in
+// step, so that the API shows the time last reported. It never notifies:
+// the clock ticking is no change an observer is told about by itself
+// (pmax still brings the current time).
+func (d *device) now() string {
+	v := strconv.FormatInt(time.Now().Unix()+d.clockOffset.Load(), 10)
+	_, _, _ = d.host.Params().Put(nameTime, v)
+	return v
 }
 
 // trackMinMax keeps Temperature's Min/Max Measured Value in step with the

@@ -194,9 +194,10 @@ func TestWrite(t *testing.T) {
 		{"instance partial senml", "/3/0", codec.FormatSenMLJSON, func(t *testing.T) []byte {
 			return senmlJSON(t, "/3/0", rec("/3/0/14", str("+01:00")))
 		}, false, codes.Changed, "Device.0.UTCOffset=+01:00"},
-		{"instance replace tlv", "/3303/0", codec.FormatTLV, func(t *testing.T) []byte {
-			return tlv(t, "/3303/0", rec("/3303/0/5700", codec.Value{Kind: codec.KindFloat, Float: 30.25}))
-		}, true, codes.Changed, "Temperature.0.SensorValue=30.25"},
+		{"instance replace tlv", "/3/0", codec.FormatTLV, func(t *testing.T) []byte {
+			return tlv(t, "/3/0", rec("/3/0/14", str("+04:00")))
+		}, true, codes.Changed, "Device.0.UTCOffset=+04:00"},
+		{"sensor value read-only", "/3303/0/5700", codec.FormatText, func(*testing.T) []byte { return []byte("30.25") }, true, codes.MethodNotAllowed, ""},
 		{"lifetime text", "/1/0/1", codec.FormatText, func(*testing.T) []byte { return []byte("600") }, true, codes.Changed, "Server.0.Lifetime=600"},
 		{"package uri", "/5/0/1", codec.FormatText, func(*testing.T) []byte { return []byte("http://fw.example/1.bin") }, true, codes.Changed, "FirmwareUpdate.0.PackageURI=http://fw.example/1.bin"},
 		{"read-only", "/3/0/0", codec.FormatText, func(*testing.T) []byte { return []byte("Evil") }, true, codes.MethodNotAllowed, ""},

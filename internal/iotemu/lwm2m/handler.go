@@ -77,9 +77,12 @@ func (d *device) handle(w *writer, r *pool.Message) {
 	default:
 		a = d.dispatch(event, path, r, body)
 	}
-	d.respond(w, event, a)
+	d.respond(w, r, event, a)
 }
 
+// eventOf names a request for the log. POST means three operations by
+// the depth of its path (Core §5.4): Create on an object, Write (partial
+// update) on an instance and Execute on a resource.
 func eventOf(r *pool.Message) string {
 	switch r.Code() {
 	case codes.GET:
@@ -99,6 +102,18 @@ func eventOf(r *pool.Message) string {
 		}
 		return "WRITE"
 	case codes.POST:
+		p, err := r.Options().Path()
+		if err != nil {
+			return "EXECUTE"
+		}
+		switch path, err := codec.ParsePath(p); {
+		case err != nil:
+			return "EXECUTE"
+		case path.Depth() == 1:
+			return "CREATE"
+		case path.Depth() == 2:
+			return "WRITE"
+		}
 		return "EXECUTE"
 	case codes.DELETE:
 		return "DELETE"
@@ -106,7 +121,13 @@ func eventOf(r *pool.Message) string {
 	return "REQUEST"
 }
 
-func (d *device) respond(w *writer, event string, a answer) {
+// respond sets the answer and logs it as it goes on the wire. go-coap
+// fills in type and message id only after the handler returned, so the
+// piggybacked answer to a confirmable request gets them here, as go-coap
+// will set them (ACK, the request's id), and the log's rawMessage holds
+// the real datagram. An answer to a non-confirmable request gets its id
+// from go-coap later; its rawMessage stays empty rather than wrong.
+func (d *device) respond(w *writer, r *pool.Message, event string, a answer) {
 	var body *bytes.Reader
 	if a.body != nil {
 		body = bytes.NewReader(a.body)
@@ -123,6 +144,10 @@ func (d *device) respond(w *writer, event string, a answer) {
 	}
 	if a.observe != nil {
 		w.Message().SetObserve(*a.observe)
+	}
+	if r.Type() == message.Confirmable {
+		w.Message().SetType(message.Acknowledgement)
+		w.Message().SetMessageID(r.MessageID())
 	}
 	d.host.Log(entry("OUT", event, w.Message(), a.payload))
 }
@@ -147,13 +172,9 @@ func (d *device) dispatch(event string, p codec.Path, r *pool.Message, body []by
 		return d.writeAttributes(p, r)
 	case "WRITE":
 		return d.write(p, r, body)
+	case "CREATE":
+		return fail(codes.MethodNotAllowed) // no multi-instance objects
 	case "EXECUTE":
-		switch p.Depth() {
-		case 1:
-			return fail(codes.MethodNotAllowed) // Create: no multi-instance objects
-		case 2:
-			return d.write(p, r, body) // partial update
-		}
 		return d.execute(p, body)
 	}
 	// Delete: no object instance can be deleted (Device shall not be,
@@ -212,6 +233,9 @@ func (d *device) records(p codec.Path) ([]codec.Record, codes.Code) {
 		pv, ok := ps.Get(name)
 		if !ok {
 			return
+		}
+		if name == nameTime {
+			pv.Value = d.now()
 		}
 		v, err := codec.ParseValue(r.kind, pv.Value)
 		if err != nil {
