@@ -14,6 +14,7 @@ import (
 
 	"cpesuite/internal/cwmp"
 	"cpesuite/internal/platform/sqlstore"
+	"cpesuite/internal/platform/sqlstore/sqltest"
 )
 
 // rawInform encodes an Inform and then puts raw bytes in place of markers,
@@ -237,4 +238,50 @@ func goodSession(hc *http.Client, url string, inform []byte) string {
 		return fmt.Sprintf("empty POST: status %d", resp.StatusCode)
 	}
 	return ""
+}
+
+// TestSessionRequestsValidated: CPE requests after the Inform are held to
+// TR-069's limits too (fault 8003 with their cwmp:ID), and the session goes
+// on after the fault.
+func TestSessionRequestsValidated(t *testing.T) {
+	now := time.Date(2026, 11, 21, 8, 0, 0, 0, time.UTC)
+	args := make([]cwmp.ArgStruct, 17)
+	tests := []struct {
+		name      string
+		msg       cwmp.Message
+		wantFault string // "" for accepted
+	}{
+		{"TransferComplete", &cwmp.TransferComplete{CommandKey: strings.Repeat("k", 32), StartTime: now, CompleteTime: now}, ""},
+		{"TransferComplete CommandKey over string(32)", &cwmp.TransferComplete{CommandKey: strings.Repeat("k", 33)}, "CommandKey: 33 characters"},
+		{"TransferComplete FaultString over string(256)", &cwmp.TransferComplete{FaultStruct: cwmp.FaultStruct{FaultCode: 9010, FaultString: strings.Repeat("f", 257)}}, "FaultStruct.FaultString"},
+		{"AutonomousTransferComplete TransferURL over 1024", &cwmp.AutonomousTransferComplete{TransferURL: "http://" + strings.Repeat("u", 1020)}, "TransferURL: 1027 characters"},
+		{"RequestDownload with 17 arguments", &cwmp.RequestDownload{FileType: "1 Firmware Upgrade Image", FileTypeArg: args}, "FileTypeArg: 17 arguments"},
+		{"RequestDownload FileType over string(64)", &cwmp.RequestDownload{FileType: strings.Repeat("t", 65)}, "FileType: 65 characters"},
+	}
+	a := startACS(t, sqltest.Open(t, sqlstore.SQLite), testConfig())
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cpe := newCPE(t, a.srv.URL, fmt.Sprintf("REQ%d", i), DataModelTR098)
+			mustInform(t, cpe, cwmp.EventPeriodic)
+			resp, body := cpe.post(cwmp.NewEnvelope(cpe.version, "req-1", tt.msg))
+			env, err := cwmp.Decode(body)
+			if err != nil {
+				t.Fatalf("%d %s: %v", resp.StatusCode, body, err)
+			}
+			if tt.wantFault == "" {
+				if resp.StatusCode != http.StatusOK || env.Body.Method() != tt.msg.Method()+"Response" {
+					t.Fatalf("%d %s", resp.StatusCode, env.Body.Method())
+				}
+			} else {
+				f, ok := env.Body.(*cwmp.Fault)
+				if resp.StatusCode != http.StatusInternalServerError || !ok || f.FaultCode != cwmp.FaultInvalidArguments || env.ID != "req-1" ||
+					!strings.Contains(f.FaultString, tt.wantFault) {
+					t.Fatalf("%d %+v, want fault 8003 naming %q", resp.StatusCode, env.Body, tt.wantFault)
+				}
+			}
+			if resp, _ := cpe.post(nil); resp.StatusCode != http.StatusNoContent {
+				t.Fatalf("session after the answer: %d", resp.StatusCode)
+			}
+		})
+	}
 }
