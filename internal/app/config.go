@@ -60,8 +60,12 @@ func (c *Config) RegisterFlags(s *config.Set, lookupEnv func(string) (string, bo
 	s.Secret(&c.TestrunnerSecret, "testrunner.secret", "CPESUITE_TESTRUNNER_SECRET", "", "secret (32+ bytes) the test-runner gateway and its workers share to sign caller identity; empty: generated in <data-dir>/testrunner-secret, which only a worker in the same data dir shares")
 	c.Addrs = map[string]string{}
 	c.AddrsSet = map[string]bool{}
+	// Planned targets keep their address variables, so a malformed value
+	// fails now rather than when the target lands, but help does not offer
+	// what `up` cannot start.
+	built := newModules(nil, nil)
 	for _, l := range Listeners {
-		s.Func(config.Var{Flag: l.Flag(), Env: l.Env(), Default: l.Default, Usage: "listen address of " + l.Target + " (" + l.Paths + ")"},
+		s.Func(config.Var{Flag: l.Flag(), Env: l.Env(), Default: l.Default, Usage: "listen address of " + l.Target + " (" + l.Paths + ")", Hidden: !built.IsTarget(l.Target)},
 			func(v string) error {
 				if err := config.ValidateAddr(v); err != nil {
 					return err

@@ -39,6 +39,9 @@ type Var struct {
 	Usage   string
 	// Secret variables never have their value echoed in errors.
 	Secret bool
+	// Hidden variables are parsed but left out of Usage: they belong to
+	// targets that are planned but not built, which `help` must not offer.
+	Hidden bool
 }
 
 type entry struct {
@@ -161,12 +164,20 @@ func (s *Set) Vars() []Var {
 	return out
 }
 
-// Usage writes one block per variable: flag, env name, default, meaning.
+// Usage writes one block per visible variable: flag, env name, default,
+// meaning.
 func (s *Set) Usage(w io.Writer) {
 	for _, v := range s.Vars() {
+		if v.Hidden {
+			continue
+		}
 		def := v.Default
 		if v.Secret && def != "" {
 			def = "(set)"
+		}
+		if v.Env == "" {
+			fmt.Fprintf(w, "  --%s (default %q)\n      %s\n", v.Flag, def, v.Usage)
+			continue
 		}
 		fmt.Fprintf(w, "  --%s (env %s, default %q)\n      %s\n", v.Flag, v.Env, def, v.Usage)
 	}

@@ -143,6 +143,38 @@ func TestHelp(t *testing.T) {
 	}
 }
 
+// TestUsageFormsAndHidden holds `cpesuite help up` to what it promises: a
+// flag without an environment name shows none (not "env ,"), and a hidden
+// flag is still parsed but never listed.
+func TestUsageFormsAndHidden(t *testing.T) {
+	var only, planned string
+	s := NewSet("test", func(k string) (string, bool) { return "", false })
+	s.String(&only, "only", "", "", "targets to start")
+	s.Func(Var{Flag: "nbi.addr", Env: "CPESUITE_NBI_ADDR", Default: ":8082", Usage: "planned target", Hidden: true},
+		func(v string) error { planned = v; return nil })
+	if _, err := s.Parse([]string{"--nbi.addr", ":9"}); err != nil {
+		t.Fatalf("a hidden flag must still parse: %v", err)
+	}
+	if planned != ":9" {
+		t.Fatalf("hidden flag value = %q, want :9", planned)
+	}
+	var b strings.Builder
+	s.Usage(&b)
+	for _, tc := range []struct {
+		text string
+		want bool
+	}{
+		{"--only (default \"\")", true},
+		{"env ,", false},
+		{"nbi.addr", false},
+		{"CPESUITE_NBI_ADDR", false},
+	} {
+		if got := strings.Contains(b.String(), tc.text); got != tc.want {
+			t.Errorf("usage contains %q = %v, want %v:\n%s", tc.text, got, tc.want, b.String())
+		}
+	}
+}
+
 func TestDuplicateFlagPanics(t *testing.T) {
 	defer func() {
 		if recover() == nil {
