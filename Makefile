@@ -11,6 +11,8 @@ STATICCHECK_VERSION := v0.7.0
 STATICCHECK := $(shell $(GO) env GOPATH)/bin/staticcheck
 # Test flags: race detector on, no result cache so services are really exercised.
 TESTFLAGS   ?= -race -count=1 -timeout 20m
+TESTPKGS    ?= ./...
+TESTSUM     := bin/testsum
 
 .PHONY: build run test lint fmt vet staticcheck bench tidy-check clean
 
@@ -21,9 +23,13 @@ build:
 run: build
 	./$(BIN) up
 
-## test: unit, integration (real PostgreSQL/MariaDB/NATS/...) and e2e tests.
+## test: unit, integration (real PostgreSQL/MariaDB/NATS/...) and e2e tests,
+## ending with "N passed, N failed, N skipped" and every skipped test with its reason.
+# pipefail: the target fails when go test fails, even if the summarizer did not notice.
+test: SHELL := /bin/bash
 test:
-	$(GO) test $(TESTFLAGS) ./...
+	$(GO) build -o $(TESTSUM) ./internal/tools/testsum
+	set -o pipefail; $(GO) test -json $(TESTFLAGS) $(TESTPKGS) 2>&1 | ./$(TESTSUM)
 
 lint: fmt vet staticcheck
 

@@ -1,0 +1,3 @@
+package buildfail
+
+func F() int { return 1 }

@@ -1,0 +1,5 @@
+package buildfail
+
+import "testing"
+
+func TestF(t *testing.T) { var x int = "s"; _ = x }

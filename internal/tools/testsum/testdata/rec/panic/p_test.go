@@ -1,0 +1,12 @@
+package panic
+
+import "testing"
+
+func TestFine(t *testing.T) {}
+
+func TestPanics(t *testing.T) {
+	var m map[string]int
+	m["x"] = 1
+}
+
+func TestNeverRuns(t *testing.T) {}
