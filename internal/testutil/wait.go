@@ -18,10 +18,27 @@ func FreeAddr(t testing.TB) string {
 	return ln.Addr().String()
 }
 
-// Eventually polls cond until it holds, failing the test after within:
-// tests wait for conditions, never for fixed times.
+// MinDeadline is the shortest time Eventually waits before it gives up. A
+// deadline in a test is a safety net against a hang, never a measure of
+// speed: a 2-core machine busy with other work can stall a goroutine for
+// seconds, and a test that fails then is a flaky test. Speed is measured in
+// benchmarks.
+const MinDeadline = 60 * time.Second
+
+// Deadline returns within, raised to MinDeadline: the time a test may wait
+// for a condition before it calls the wait a hang.
+func Deadline(within time.Duration) time.Duration {
+	return max(within, MinDeadline)
+}
+
+// Eventually polls cond until it holds, failing the test when it still does
+// not hold after within, raised to at least MinDeadline (60 s) whatever the
+// caller passes: tests wait for conditions, never for fixed times, and the
+// deadline only catches a hang. A caller that needs longer (a test that starts
+// a whole platform) passes more.
 func Eventually(t testing.TB, within time.Duration, what string, cond func() bool) {
 	t.Helper()
+	within = Deadline(within)
 	deadline := time.Now().Add(within)
 	for !cond() {
 		if time.Now().After(deadline) {
