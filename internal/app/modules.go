@@ -92,17 +92,22 @@ func (m *modules) initGrid(context.Context) (service.Service, error) {
 	var stopping atomic.Bool
 	return service.Funcs{
 		StartFn: func(ctx context.Context) error {
-			if cfg.Embedded() {
-				var err error
-				if emb, err = grid.StartEmbedded(cfg); err != nil {
-					return fmt.Errorf("embedded grid: %w", err)
-				}
+			if !cfg.Embedded() {
+				// Each target reaches an external grid with its own client
+				// and the settings its spec gives (the configuration
+				// service waits for it with a 2 s to 10 s back-off). One
+				// connection attempt here would end the process before
+				// that wait began (issue 18 item 11), and nothing uses it.
+				m.log.Info("grid is external; targets connect to it themselves", "members", cfg.Members)
+				return nil
+			}
+			var err error
+			if emb, err = grid.StartEmbedded(cfg); err != nil {
+				return fmt.Errorf("embedded grid: %w", err)
 			}
 			g, err := grid.Connect(ctx, cfg, emb)
 			if err != nil {
-				if emb != nil {
-					emb.Shutdown()
-				}
+				emb.Shutdown()
 				return err
 			}
 			m.grid, m.gridEmb = g, emb
@@ -112,7 +117,7 @@ func (m *modules) initGrid(context.Context) (service.Service, error) {
 				}
 				m.log.Warn("grid connection", "event", ev.Kind.String(), "err", ev.Err)
 			})
-			m.log.Info("grid ready", "embedded", emb != nil, "members", cfg.Members)
+			m.log.Info("grid ready", "embedded", true)
 			return nil
 		},
 		StopFn: func(context.Context) error {
@@ -292,6 +297,10 @@ func (m *modules) initFCC(ctx context.Context) (service.Service, error) {
 	mux.ServeMux.Handle("GET /actuator/prometheus", metrics.Handler(m.metrics))
 	hr := health.NewRegistry()
 	svc.RegisterHealth(hr)
+	// The spec names the operational endpoints at the root; a front end
+	// that forwards only /FCC/** reaches them under the base path too.
+	health.Mount(mux.ServeMux, "/FCC/actuator/health", hr)
+	mux.ServeMux.Handle("GET /FCC/actuator/prometheus", metrics.Handler(m.metrics))
 	return service.Group{
 		service.Funcs{StopFn: func(context.Context) error { return closeDBs() }},
 		m.httpServer(FCC, cfg.Addr, mux, hr, fcc.ErrorWriter()),

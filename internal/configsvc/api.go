@@ -167,10 +167,19 @@ func (a *API) login(w http.ResponseWriter, r *http.Request) error {
 	}
 	pair, err := a.s.Login(r.Context(), in.Username, in.Password, anonymous(r))
 	if err != nil {
-		return err
+		return withRetryAfter(w, err)
 	}
 	a.setRefreshCookie(w, pair.RefreshToken, a.s.jwt.RefreshTTL())
 	return httpx.WriteJSON(w, http.StatusOK, pair)
+}
+
+// withRetryAfter sets Retry-After on a refused login (429, 503) and
+// returns err.
+func withRetryAfter(w http.ResponseWriter, err error) error {
+	if n, ok := retryAfter(err); ok {
+		w.Header().Set("Retry-After", strconv.Itoa(n))
+	}
+	return err
 }
 
 type refreshBody struct {
@@ -216,7 +225,7 @@ func (a *API) firstLogin(w http.ResponseWriter, r *http.Request) error {
 	}
 	pair, err := a.s.FirstLogin(r.Context(), in, anonymous(r))
 	if err != nil {
-		return err
+		return withRetryAfter(w, err)
 	}
 	a.setRefreshCookie(w, pair.RefreshToken, a.s.jwt.RefreshTTL())
 	return httpx.WriteJSON(w, http.StatusOK, pair)

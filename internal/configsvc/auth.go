@@ -46,11 +46,13 @@ var (
 // token and the first refresh token of a new rotation family. An account
 // that still has a temporary password must rotate it with first-login.
 func (s *Service) Login(ctx context.Context, username, password string, who Principal) (TokenPair, error) {
-	u, err := s.checkPassword(ctx, username, password)
+	u, ref, err := s.checkPassword(ctx, username, password, who)
 	if err != nil {
 		s.metrics.logins.WithLabelValues("failure").Inc()
-		who.Username = username
-		s.audit.record(ctx, who, "LOGIN", username, "FAILURE", map[string]any{"error": apperr.PublicMessage(err)})
+		if !ref.refused || ref.audit {
+			who.Username = username
+			s.audit.record(ctx, who, "LOGIN", username, "FAILURE", map[string]any{"error": apperr.PublicMessage(err)})
+		}
 		return TokenPair{}, err
 	}
 	if u.MustChangePassword {
@@ -68,27 +70,41 @@ func (s *Service) Login(ctx context.Context, username, password string, who Prin
 }
 
 // checkPassword returns the user when the password matches. An unknown
-// username costs one hash verification too.
-func (s *Service) checkPassword(ctx context.Context, username, password string) (User, error) {
+// username costs one hash verification too. Attempts are limited per
+// username and address and per address (429), the hash runs within the
+// process's hashing limiter (503 when saturated), and nothing is computed
+// for a client that has left; ref says whether the attempt was refused
+// unchecked and whether that refusal is to be audited.
+func (s *Service) checkPassword(ctx context.Context, username, password string, who Principal) (User, refusal, error) {
 	if username == "" || password == "" {
-		return User{}, apperr.Invalid("CREDENTIALS_REQUIRED", "username and password are required")
+		return User{}, refusal{}, apperr.Invalid("CREDENTIALS_REQUIRED", "username and password are required")
 	}
-	u, err := s.st.userByName(ctx, username)
-	if errors.Is(err, apperr.ErrNotFound) {
-		_, _ = passwd.Verify(dummyHash, password)
-		return User{}, errBadCredentials
-	}
+	var u User
+	ref, err := s.logins.check(ctx, username, who.ClientIP, s.now, func(ctx context.Context) (bool, error) {
+		var err error
+		u, err = s.st.userByName(ctx, username)
+		if errors.Is(err, apperr.ErrNotFound) {
+			if _, err := s.logins.hashing.Verify(ctx, dummyHash, password); err != nil {
+				return false, err
+			}
+			return true, errBadCredentials
+		}
+		if err != nil {
+			return false, err
+		}
+		ok, err := s.logins.hashing.Verify(ctx, u.PasswordHash, password)
+		if err != nil {
+			return false, err
+		}
+		if !ok {
+			return true, errBadCredentials
+		}
+		return false, nil
+	})
 	if err != nil {
-		return User{}, err
+		return User{}, ref, err
 	}
-	ok, err := passwd.Verify(u.PasswordHash, password)
-	if err != nil {
-		return User{}, err
-	}
-	if !ok {
-		return User{}, errBadCredentials
-	}
-	return u, nil
+	return u, ref, nil
 }
 
 // openSession issues an access token and a refresh token. An empty family
@@ -178,10 +194,12 @@ type FirstLoginInput struct {
 // FirstLogin replaces a temporary password (the bootstrap administrator's,
 // or one from creation or reset) by one the user chose, and logs in.
 func (s *Service) FirstLogin(ctx context.Context, in FirstLoginInput, who Principal) (TokenPair, error) {
-	u, err := s.checkPassword(ctx, in.Username, in.CurrentPassword)
+	u, ref, err := s.checkPassword(ctx, in.Username, in.CurrentPassword, who)
 	if err != nil {
-		who.Username = in.Username
-		s.audit.record(ctx, who, "FIRST_LOGIN", in.Username, "FAILURE", map[string]any{"error": apperr.PublicMessage(err)})
+		if !ref.refused || ref.audit {
+			who.Username = in.Username
+			s.audit.record(ctx, who, "FIRST_LOGIN", in.Username, "FAILURE", map[string]any{"error": apperr.PublicMessage(err)})
+		}
 		return TokenPair{}, err
 	}
 	if !u.MustChangePassword {
@@ -193,8 +211,11 @@ func (s *Service) FirstLogin(ctx context.Context, in FirstLoginInput, who Princi
 	if err := passwd.Check(in.NewPassword, u.Username); err != nil {
 		return TokenPair{}, apperr.Invalid("PASSWORD_POLICY", "%s", err.Error())
 	}
-	hash, err := passwd.Hash(in.NewPassword)
+	hash, err := s.logins.hashing.Hash(ctx, in.NewPassword)
 	if err != nil {
+		if errors.Is(err, passwd.ErrBusy) {
+			return TokenPair{}, busy(err)
+		}
 		return TokenPair{}, err
 	}
 	now := s.now()

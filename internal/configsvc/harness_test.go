@@ -21,6 +21,7 @@ import (
 	"cpesuite/internal/platform/config"
 	"cpesuite/internal/platform/grid"
 	"cpesuite/internal/platform/httpx"
+	"cpesuite/internal/platform/passwd"
 	"cpesuite/internal/platform/sqlstore"
 	"cpesuite/internal/platform/sqlstore/sqltest"
 	"cpesuite/internal/testutil"
@@ -56,6 +57,7 @@ type harnessOpts struct {
 	mailDown   bool // online configuration, server unreachable
 	adminEmail string
 	tcpGrid    bool // reach the grid over TCP (outage tests)
+	hashing    *passwd.Limiter
 }
 
 type harness struct {
@@ -114,9 +116,14 @@ func newHarness(t testing.TB, o harnessOpts) *harness {
 	}
 	t.Cleanup(g.Close)
 
+	if o.hashing == nil {
+		// Parallel tests share the process: the shared limiter, sized for
+		// production, would refuse their logins as a flood.
+		o.hashing = testHashing()
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	s, err := Open(ctx, cfg, Deps{Grid: g, Metrics: h.reg, DB: o.db}, log)
+	s, err := Open(ctx, cfg, Deps{Grid: g, Metrics: h.reg, DB: o.db, Hashing: o.hashing}, log)
 	if err != nil {
 		t.Fatalf("Open: %v", err)
 	}
@@ -259,4 +266,10 @@ func (h *harness) rotate(user, temp string) string {
 // forEachDB runs fn against SQLite, PostgreSQL and MariaDB.
 func forEachDB(t *testing.T, fn func(t *testing.T, db *sqlstore.DB)) {
 	sqltest.ForEachDialect(t, fn)
+}
+
+// testHashing is a hashing limiter that queues every test login of one
+// harness, however slow the race detector makes argon2.
+func testHashing() *passwd.Limiter {
+	return passwd.NewLimiter(passwd.LimiterConfig{Concurrency: 1, Queue: 1024, MaxWait: 10 * time.Minute})
 }

@@ -46,6 +46,7 @@ type Service struct {
 	jwt      *jwtauth.Issuer
 	link     *gridLink
 	audit    *auditor
+	logins   *loginGuard
 	metrics  *serviceMetrics
 	now      func() time.Time
 	location *time.Location
@@ -59,6 +60,9 @@ type Service struct {
 type Deps struct {
 	Grid    *grid.Grid
 	Metrics prometheus.Registerer
+	// Hashing bounds the argon2 work of logins; nil means passwd.Shared(),
+	// the one limiter of the process.
+	Hashing *passwd.Limiter
 	// DB, when set, is used instead of opening the profile's database
 	// (tests hand in a fresh schema); Open still migrates it.
 	DB *sqlstore.DB
@@ -93,6 +97,7 @@ func Open(ctx context.Context, cfg Config, deps Deps, log *slog.Logger) (*Servic
 		cfg: cfg, log: log, db: db, st: &store{db: db},
 		mail: mailer.New(cfg.Mail, log), jwt: iss, now: time.Now, location: loc,
 		metrics: newServiceMetrics(deps.Metrics), retentionDays: cfg.RetentionDays(log),
+		logins: newLoginGuard(deps.Hashing),
 	}
 	s.audit = newAuditor(s.st, cfg.AuditRedaction, log)
 	if err := s.bootstrap(ctx); err != nil {

@@ -23,6 +23,9 @@ func TestAccessLevels(t *testing.T) {
 	}{
 		{"GET", "/", nil, 200, 200, 200},
 		{"GET", "/health", nil, 200, 200, 200},
+		// Not open (spec rule 1 opens only /, /health, login, logout,
+		// /novnc/*): process-wide metrics are for admins (issue 18 item 10).
+		{"GET", "/metrics", nil, 401, 403, 200},
 		{"GET", "/api/auth/me", nil, 401, 200, 200},
 		{"GET", "/api/users", nil, 401, 403, 200},
 		{"POST", "/api/users", map[string]string{"username": "newbie", "password": userPW}, 401, 403, 201},

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"cpesuite/internal/platform/config"
+	"cpesuite/internal/platform/passwd"
 	"cpesuite/internal/testrunner/gateway/accounts"
 	"cpesuite/internal/testrunner/portainer"
 )
@@ -21,6 +22,9 @@ type Config struct {
 	TokenTTL          time.Duration
 	TrustedProxiesRaw string
 	TrustedProxies    []netip.Prefix
+	// Hashing bounds the password hashing of logins; nil means the
+	// process's passwd.Shared(). Not a setting: tests hand in their own.
+	Hashing *passwd.Limiter
 
 	AdminUsername string
 	AdminPassword string

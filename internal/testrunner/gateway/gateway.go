@@ -51,7 +51,7 @@ func New(ctx context.Context, cfg Config, db *sqlstore.DB, secret []byte, versio
 	if len(secret) < identity.MinSecretLen {
 		return nil, errors.New("gateway: the shared worker secret is missing or too short")
 	}
-	acc, err := accounts.Open(ctx, db, accounts.Config{TokenTTL: cfg.TokenTTL, TrustedProxies: cfg.TrustedProxies}, log.With("component", "accounts"))
+	acc, err := accounts.Open(ctx, db, accounts.Config{TokenTTL: cfg.TokenTTL, TrustedProxies: cfg.TrustedProxies, Hashing: cfg.Hashing}, log.With("component", "accounts"))
 	if err != nil {
 		return nil, err
 	}
@@ -103,11 +103,11 @@ func (g *Gateway) Accounts() *accounts.Service { return g.acc }
 // Close releases idle worker connections.
 func (g *Gateway) Close() { g.transport.CloseIdleConnections() }
 
-// isOpen lists the endpoints that need no token (spec, Authentication A 1)
-// plus /metrics, which only counts requests and is scraped without one.
+// isOpen lists the endpoints that need no token (spec, Authentication A 1),
+// and no others.
 func isOpen(r *http.Request) bool {
 	p := r.URL.Path
-	return p == "/" || p == "/health" || p == "/metrics" ||
+	return p == "/" || p == "/health" ||
 		p == "/api/auth/login" || p == "/api/auth/logout" ||
 		strings.HasPrefix(p, "/novnc/")
 }
@@ -116,10 +116,15 @@ func isOpen(r *http.Request) bool {
 // cannot set Authorization on a WebSocket, so /ws/ also takes the token
 // as the access_token query parameter (RFC 6750, 2.3); it is moved into
 // the header and never forwarded.
+//
+// GET /metrics, which the module's common server mounts beside the routes,
+// is for admins: under `cpesuite up` it holds the whole process's metrics
+// (every target's request counts, device and queue figures), operational
+// detail of the same kind as the audit log (issue 18 item 10).
 func (g *Gateway) Middleware() func(http.Handler) http.Handler {
 	auth := g.acc.Middleware(isOpen)
 	return func(next http.Handler) http.Handler {
-		h := auth(next)
+		h := auth(adminMetrics(next, g.adapter))
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if strings.HasPrefix(r.URL.Path, "/ws/") && r.URL.Query().Has("access_token") {
 				q := r.URL.Query()
@@ -132,6 +137,20 @@ func (g *Gateway) Middleware() func(http.Handler) http.Handler {
 			h.ServeHTTP(w, r)
 		})
 	}
+}
+
+// adminMetrics refuses /metrics to callers that are not admins; it runs
+// after the token check, which has refused anonymous callers already.
+func adminMetrics(next http.Handler, a httpx.Adapter) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/metrics" {
+			if err := accounts.RequireAdmin(r); err != nil {
+				a.WriteError(w, r, err)
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // Routes mounts every gateway endpoint and the worker proxy.

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"cpesuite/internal/platform/httpx"
+	"cpesuite/internal/platform/metrics"
+	"cpesuite/internal/platform/passwd"
 	"cpesuite/internal/platform/sqlstore"
 	"cpesuite/internal/platform/sqlstore/sqltest"
 	"cpesuite/internal/testrunner/identity"
@@ -77,7 +79,10 @@ func newEnv(t *testing.T, o envOpts) *tenv {
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	e := &tenv{t: t, workers: map[string]*tworker{}, logs: logs}
 	cfg := Config{TokenTTL: time.Hour, ProxyTimeout: 30 * time.Second, HealthTimeout: 2 * time.Second,
-		WorkerImage: "cpesuite:test", EmulatorImage: "cpesuite:test", StackNetwork: "cpesuite"}
+		WorkerImage: "cpesuite:test", EmulatorImage: "cpesuite:test", StackNetwork: "cpesuite",
+		// Parallel tests share the process: the shared limiter, sized for
+		// production, would refuse their logins as a flood.
+		Hashing: passwd.NewLimiter(passwd.LimiterConfig{Concurrency: 1, Queue: 1024, MaxWait: 10 * time.Minute})}
 	if o.portainer {
 		e.pt = portainertest.New(t)
 		cfg.Portainer = e.pt.Config()
@@ -94,6 +99,8 @@ func newEnv(t *testing.T, o envOpts) *tenv {
 	e.g = g
 	mux := httpx.NewMux()
 	g.Routes(mux)
+	// As the module's common HTTP server adds it, beside the routes.
+	mux.ServeMux.Handle("GET /metrics", metrics.Handler(metrics.NewRegistry()))
 	srv := httptest.NewServer(httpx.Chain(mux, g.Middleware()))
 	t.Cleanup(srv.Close)
 	e.url = srv.URL

@@ -14,6 +14,7 @@ import (
 
 	"cpesuite/internal/platform/apperr"
 	"cpesuite/internal/platform/httpx"
+	"cpesuite/internal/platform/passwd"
 	"cpesuite/internal/platform/sqlstore"
 	"cpesuite/internal/platform/sqlstore/sqltest"
 	"cpesuite/internal/testrunner/identity"
@@ -91,6 +92,11 @@ func openTest(t *testing.T, db *sqlstore.DB, cfg Config) (*Service, *fakeClock, 
 	clock := newClock()
 	if cfg.Now == nil {
 		cfg.Now = clock.Now
+	}
+	if cfg.Hashing == nil {
+		// Parallel tests share the process: the shared limiter, sized for
+		// production, would refuse their logins as a flood.
+		cfg.Hashing = passwd.NewLimiter(passwd.LimiterConfig{Concurrency: 1, Queue: 1024, MaxWait: 10 * time.Minute})
 	}
 	logs := &testutil.SyncBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
