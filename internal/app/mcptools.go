@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"cpesuite/internal/platform/config"
+	"cpesuite/internal/platform/health"
 	"cpesuite/internal/platform/httpx"
 	"cpesuite/internal/platform/service"
 	"cpesuite/internal/testrunner/mcptools/browsertools"
@@ -78,11 +79,12 @@ func (m *modules) initMCPBrowser(context.Context) (service.Service, error) {
 	return m.mcpServer(MCPBrowser, s.Handler(), func(context.Context) error { return s.Close() }), nil
 }
 
-// mcpServer serves an MCP tool server's streamable-HTTP endpoint at /mcp.
+// mcpServer serves an MCP tool server's streamable-HTTP endpoint at /mcp,
+// and /actuator/health so that a probe need not speak MCP to see it is up.
 func (m *modules) mcpServer(name string, h http.Handler, stop func(context.Context) error) service.Service {
 	mux := httpx.NewMux()
 	mux.ServeMux.Handle("/mcp", h)
-	srv := m.httpServer(name, m.cfg.Addr(name, "addr"), mux, nil, wire.ErrorWriter())
+	srv := m.httpServer(name, m.cfg.Addr(name, "addr"), mux, health.NewRegistry(), wire.ErrorWriter())
 	if stop == nil {
 		return srv
 	}
