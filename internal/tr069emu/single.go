@@ -39,8 +39,18 @@ func (e *Emulator) StartDevice(dto InitDeviceDto, save bool) (StartResult, error
 
 // startSingle registers and starts a device with the given tree.
 func (e *Emulator) startSingle(dto InitDeviceDto, t *tree.Tree, save, bootstrap bool) (StartResult, error) {
+	return e.replaceSingle(nil, dto, t, save, bootstrap)
+}
+
+// replaceSingle registers and starts a device in the place of old (nil: a
+// serial nobody runs), so nothing else can claim the serial in between.
+func (e *Emulator) replaceSingle(old *single, dto InitDeviceDto, t *tree.Tree, save, bootstrap bool) (StartResult, error) {
 	e.mu.Lock()
-	if e.singles[dto.Serial] != nil {
+	if e.singles[dto.Serial] != old {
+		if old != nil {
+			e.mu.Unlock()
+			return StartResult{Serial: dto.Serial}, conflict("device %s was stopped or restarted meanwhile", dto.Serial)
+		}
 		e.mu.Unlock()
 		return StartResult{Serial: dto.Serial}, conflict("device %s is already running", dto.Serial)
 	}
@@ -64,7 +74,9 @@ func (e *Emulator) startSingle(dto InitDeviceDto, t *tree.Tree, save, bootstrap 
 	if save {
 		if err := e.store.Put(dto); err != nil {
 			e.mu.Lock()
-			delete(e.singles, dto.Serial)
+			if e.singles[dto.Serial] != nil && e.singles[dto.Serial].dev == d {
+				delete(e.singles, dto.Serial)
+			}
 			e.mu.Unlock()
 			return StartResult{}, err
 		}
@@ -183,21 +195,39 @@ func (e *Emulator) CloneDevice(source, target string) (InitDeviceDto, error) {
 	return dto, nil
 }
 
-// FactoryReset resets a running device, or starts a stored one from
-// scratch; 404 when the serial is neither.
+// FactoryReset restarts a running device from its whole stored
+// configuration (acsUrl, parameterFile, updatableParameters, connection
+// requests; without one, the configuration it was started with) on a
+// fresh tree, informing 0 BOOTSTRAP and 1 BOOT; a stored device that is not
+// running is started. 404 when the serial is neither.
 func (e *Emulator) FactoryReset(serial string) error {
 	if err := checkSerial(serial); err != nil {
 		return err
 	}
-	if s, err := e.singleDevice(serial); err == nil {
-		s.dev.FactoryReset()
-		return nil
+	s, err := e.singleDevice(serial)
+	if err != nil {
+		if _, ok := e.store.Get(serial); ok {
+			_, err := e.StartStored(serial)
+			return err
+		}
+		return notFound("no running or stored device with serial %s", serial)
 	}
-	if _, ok := e.store.Get(serial); ok {
-		_, err := e.StartStored(serial)
+	dto, stored := e.store.Get(serial)
+	if !stored {
+		dto = s.cfg
+	}
+	if err := dto.normalize(e.cfg.DefaultACSURL, e.Properties().ParamsXML); err != nil {
 		return err
 	}
-	return notFound("no running or stored device with serial %s", serial)
+	// The tree file is checked before the device goes down: a reset that
+	// cannot restart must leave the device as it was.
+	tmpl, err := e.files.Template(dto.ParameterFile)
+	if err != nil {
+		return err
+	}
+	s.dev.Stop()
+	_, err = e.replaceSingle(s, dto, tree.New(tmpl), false, true)
+	return err
 }
 
 // ActiveEmulator is one entry of /apiV2/activeEmulators.

@@ -100,7 +100,9 @@ type Options struct {
 	// FirstPeriodic is when the first periodic Inform is due (spreads a
 	// batch); zero means one interval after start.
 	FirstPeriodic time.Duration
-	// Bootstrap sends 0 BOOTSTRAP on start (a new device), else 1 BOOT.
+	// Bootstrap marks a device's first contact with its ACS (new, or after
+	// a factory reset): the start-up Inform carries 0 BOOTSTRAP together
+	// with 1 BOOT, as real CPEs send on first power-on; otherwise 1 BOOT.
 	Bootstrap bool
 	// WithoutInitialInform skips the start-up Inform: the device waits for
 	// its first periodic Inform or a connection request.
@@ -239,12 +241,14 @@ func (d *Device) Start(ctx context.Context) {
 		d.log.Info("started without initial Inform")
 		return
 	}
-	code := cwmp.EventBoot
+	evs := []cwmp.EventStruct{{EventCode: cwmp.EventBoot}}
 	if d.opts.Bootstrap {
-		code = cwmp.EventBootstrap
+		// Every start is a power-on, so 1 BOOT is owed too; ACSs that
+		// provision on BOOTSTRAP and re-apply on BOOT see both.
+		evs = []cwmp.EventStruct{{EventCode: cwmp.EventBootstrap}, {EventCode: cwmp.EventBoot}}
 	}
-	d.log.Info("started", "event", code)
-	d.Trigger(cwmp.EventStruct{EventCode: code})
+	d.log.Info("started", "events", eventCodes(evs))
+	d.Trigger(evs...)
 }
 
 // Stop ends the device: timers stop, an open session is abandoned and
