@@ -24,6 +24,12 @@
 //     token check, GET /api/auth/me and GET /api/gateway/stands, all on
 //     the gateway's server; plus the in-process cost of identity.Sign and
 //     of Authenticate.
+//   - flood (issue 18 item 8): `cpesuite up --only acs,gateway` in this
+//     process; CPE sessions (Inform, empty POST) from 4 clients for
+//     -flood-d alone, then again while -flood-c clients send bogus logins
+//     without pause, each from its own loopback address (127.1.x.y), so
+//     that the per-address limit does not hide the bound on hashing; the
+//     process's RSS is sampled every 50 ms.
 //   - login: POST /api/auth/login with C concurrent clients for D, with
 //     the right password, with a wrong one from a fresh address each time
 //     (a full argon2 verification) and from a rate-limited pair (429,
@@ -53,6 +59,8 @@ type options struct {
 	dur             time.Duration
 	phases          []string
 	argon2          int
+	floodClients    int
+	floodDur        time.Duration
 }
 
 func main() {
@@ -62,7 +70,9 @@ func main() {
 	flag.IntVar(&o.rounds, "r", 5, "rounds")
 	clients := flag.String("c", "4,1", "comma-separated concurrent login clients, one load per value")
 	flag.DurationVar(&o.dur, "d", 5*time.Second, "duration of each login load")
-	phases := flag.String("phases", "proxy,auth,login", "comma-separated phases to run: proxy, auth, login")
+	phases := flag.String("phases", "proxy,auth,login", "comma-separated phases to run: proxy, auth, login, flood")
+	flag.IntVar(&o.floodClients, "flood-c", 256, "bogus login clients of the flood phase")
+	flag.DurationVar(&o.floodDur, "flood-d", 10*time.Second, "duration of each half of the flood phase")
 	flag.IntVar(&o.argon2, "argon2", 20, "in-process argon2 verifications timed for the login floor")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the measured phases here")
 	flag.Parse()
@@ -120,8 +130,8 @@ func parsePhases(s string) ([]string, error) {
 	var out []string
 	for _, f := range strings.Split(s, ",") {
 		f = strings.TrimSpace(f)
-		if !slices.Contains([]string{"proxy", "auth", "login"}, f) {
-			return nil, fmt.Errorf("-phases: unknown phase %q (proxy, auth, login)", f)
+		if !slices.Contains([]string{"proxy", "auth", "login", "flood"}, f) {
+			return nil, fmt.Errorf("-phases: unknown phase %q (proxy, auth, login, flood)", f)
 		}
 		out = append(out, f)
 	}
@@ -142,6 +152,7 @@ type report struct {
 	Argon2MS       float64       `json:"argon2_verify_p50_ms,omitempty"`
 	Logins         []loginResult `json:"logins,omitempty"`
 	DBBytes        int64         `json:"gateway_db_bytes,omitempty"`
+	Flood          *floodResult  `json:"flood,omitempty"`
 }
 
 // loadavg is the first three fields of /proc/loadavg: the machine is
@@ -179,6 +190,14 @@ func run(ctx context.Context, o options) (*report, error) {
 			if rep.SignUS, rep.AuthenticateUS, err = inProcess(ctx, e, o.n); err != nil {
 				return nil, err
 			}
+		case "flood":
+			fmt.Println("login flood against `cpesuite up --only acs,gateway` in this process:")
+			f, err := floodPhase(ctx, o.floodClients, o.floodDur)
+			if err != nil {
+				return nil, err
+			}
+			f.print()
+			rep.Flood = &f
 		case "login":
 			fmt.Println("login throughput:")
 			if rep.Argon2MS, err = argon2Verify(o.argon2); err != nil {
