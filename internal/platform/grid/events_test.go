@@ -3,6 +3,8 @@ package grid
 import (
 	"testing"
 	"time"
+
+	"cpesuite/internal/testutil"
 )
 
 func TestDispatcherNeverBlocksPush(t *testing.T) {
@@ -26,7 +28,7 @@ func TestDispatcherNeverBlocksPush(t *testing.T) {
 			if k != kinds[i%2] {
 				t.Fatalf("event %d: %v, want %v (order lost)", i, k, kinds[i%2])
 			}
-		case <-time.After(10 * time.Second):
+		case <-time.After(testutil.MinDeadline):
 			t.Fatalf("only %d of 1000 events delivered", i)
 		}
 	}
@@ -46,7 +48,7 @@ func TestDispatcherDeliversQueuedEventsBeforeStopping(t *testing.T) {
 			if k != want {
 				t.Fatalf("got %v, want %v", k, want)
 			}
-		case <-time.After(10 * time.Second):
+		case <-time.After(testutil.MinDeadline):
 			t.Fatalf("no %v event", want)
 		}
 	}

@@ -30,6 +30,8 @@ import (
 
 	"github.com/emersion/go-sasl"
 	"github.com/emersion/go-smtp"
+
+	"cpesuite/internal/testutil"
 )
 
 // Options shape the server.
@@ -150,10 +152,11 @@ func (s *Server) Messages() []Message {
 }
 
 // WaitMessages waits until at least n messages have been accepted and
-// returns them all, failing the test after 10 seconds.
+// returns them all, failing the test after testutil.MinDeadline: a safety
+// net against a hang, sized for a busy machine.
 func (s *Server) WaitMessages(t testing.TB, n int) []Message {
 	t.Helper()
-	timer := time.NewTimer(10 * time.Second)
+	timer := time.NewTimer(testutil.MinDeadline)
 	defer timer.Stop()
 	for {
 		s.mu.Lock()
@@ -165,7 +168,7 @@ func (s *Server) WaitMessages(t testing.TB, n int) []Message {
 		select {
 		case <-changed:
 		case <-timer.C:
-			t.Fatalf("smtptest: waited 10s for %d messages, got %d", n, len(msgs))
+			t.Fatalf("smtptest: waited %s for %d messages, got %d", testutil.MinDeadline, n, len(msgs))
 			return nil
 		}
 	}

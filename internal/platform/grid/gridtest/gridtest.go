@@ -15,11 +15,13 @@ import (
 	"time"
 
 	"cpesuite/internal/platform/grid"
+	"cpesuite/internal/testutil"
 )
 
 // waitFor bounds every poll. It is generous because it only matters when a
-// test is about to fail; passing tests return as soon as the condition holds.
-const waitFor = 10 * time.Second
+// test is about to fail (a safety net sized for a busy 2-core machine);
+// passing tests return as soon as the condition holds.
+const waitFor = testutil.MinDeadline
 
 // Run runs the suite. newGrid returns a connected grid for one test and
 // arranges its closing with t.Cleanup; tests run in parallel and name their
