@@ -126,8 +126,8 @@ func TestNewLimiterDefaults(t *testing.T) {
 	if cap(l.slots) < 1 || cap(l.waiters) != cap(l.slots)*DefaultQueuePerSlot || l.maxWait != DefaultMaxWait {
 		t.Fatalf("defaults: %d slots, %d waiters, wait %s", cap(l.slots), cap(l.waiters), l.maxWait)
 	}
-	if Shared() != Shared() {
-		t.Fatal("Shared returns different limiters")
+	if a, b := Shared(), Shared(); a != b || a == nil {
+		t.Fatal("Shared must return the one limiter of the process")
 	}
 }
 
