@@ -49,7 +49,7 @@ func TestCampaignOverEmulatedFleet(t *testing.T) {
 			SupportedByACS bool `json:"supportedByAcs"`
 		}
 	}
-	testutil.Eventually(t, 30*time.Second, "both emulated CPEs resolvable", func() bool {
+	testutil.Eventually(t, platformDeadline, "both emulated CPEs resolvable", func() bool {
 		status, body := fccCall(t, p, "POST", "/FCC/devices/resolve", resolve)
 		if status == 0 {
 			return false // the campaign service starts after the emulator

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"cpesuite/internal/testutil"
 )
@@ -30,7 +29,7 @@ func TestIoTEmulatorDefaults(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, b
 	}
-	testutil.Eventually(t, 20*time.Second, "the IoT emulator API", func() bool {
+	testutil.Eventually(t, platformDeadline, "the IoT emulator API", func() bool {
 		resp, err := http.Get(p.url("CPESUITE_IOT_EMULATOR_ADDR", "/api/status"))
 		if err != nil {
 			return false
@@ -52,7 +51,7 @@ func TestIoTEmulatorDefaults(t *testing.T) {
 			t.Fatalf("%s: %d %s", path, code, body)
 		}
 	}
-	testutil.Eventually(t, 15*time.Second, "the default device to connect to the embedded broker", func() bool {
+	testutil.Eventually(t, platformDeadline, "the default device to connect to the embedded broker", func() bool {
 		_, body := call("GET", "/api/devices/iot-emu", "")
 		return strings.Contains(string(body), `"connection":"CONNECTED"`)
 	})

@@ -66,7 +66,7 @@ func TestCaseThroughToolServer(t *testing.T) {
 	const pw = "E2e-Adm1n-Passw0rd"
 	p := up(t, "acs,tr069-emulator,mcp-emulator,worker,gateway", map[string]string{"CPESUITE_GATEWAY_ADMIN_PASSWORD": pw})
 	gw := func(path string) string { return p.url("CPESUITE_GATEWAY_ADDR", path) }
-	testutil.Eventually(t, 20*time.Second, "the gateway", func() bool {
+	testutil.Eventually(t, platformDeadline, "the gateway", func() bool {
 		resp, err := http.Get(gw("/health"))
 		if err != nil {
 			return false
@@ -149,7 +149,7 @@ func TestCaseThroughToolServer(t *testing.T) {
 	}
 	call("POST", "/api/gateway/run/batch", map[string]any{"env": "lab", "test_files": []string{"provisioning.yaml"}}, 200, &batch)
 	var status struct{ Status string }
-	testutil.Eventually(t, 90*time.Second, "the batch to finish", func() bool {
+	testutil.Eventually(t, platformDeadline, "the batch to finish", func() bool {
 		call("GET", "/api/run/batch", nil, 200, &status)
 		return status.Status == "done"
 	})
@@ -169,7 +169,7 @@ func TestCaseThroughToolServer(t *testing.T) {
 		Steps  []struct{ Status, Detail string }
 		MCPLog []struct{ Tool string } `json:"mcpLog"`
 	}
-	testutil.Eventually(t, 90*time.Second, "the openai run's verdict", func() bool {
+	testutil.Eventually(t, platformDeadline, "the openai run's verdict", func() bool {
 		call("GET", "/api/runs/"+run.RunID, nil, 200, &llmRun)
 		return llmRun.Status != "running"
 	})
@@ -226,7 +226,7 @@ func yamlUpload(t *testing.T, name, text string) multipartBody {
 // step statuses of every message.
 func watchSteps(t *testing.T, url string) [][]string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), platformDeadline)
 	defer cancel()
 	c, _, err := websocket.Dial(ctx, strings.Replace(url, "http://", "ws://", 1), nil)
 	if err != nil {

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"cpesuite/internal/testutil"
 )
@@ -22,7 +21,7 @@ func TestTestRunnerUp(t *testing.T) {
 	const pw = "E2e-Adm1n-Passw0rd"
 	p := up(t, "tr069-emulator,worker,gateway", map[string]string{"CPESUITE_DATA_DIR": dir, "CPESUITE_GATEWAY_ADMIN_PASSWORD": pw})
 	gw := func(path string) string { return p.url("CPESUITE_GATEWAY_ADDR", path) }
-	testutil.Eventually(t, 20*time.Second, "the gateway", func() bool {
+	testutil.Eventually(t, platformDeadline, "the gateway", func() bool {
 		resp, err := http.Get(gw("/health"))
 		if err != nil {
 			return false
@@ -87,7 +86,7 @@ steps:
 		t.Fatalf("dispatch: %d %s", code, b)
 	}
 	var detail struct{ Status string }
-	testutil.Eventually(t, 20*time.Second, "the run's verdict", func() bool {
+	testutil.Eventually(t, platformDeadline, "the run's verdict", func() bool {
 		_, b := call(login.Token, "GET", "/api/runs/"+run.RunID, nil)
 		return json.Unmarshal(b, &detail) == nil && detail.Status != "running" && detail.Status != ""
 	})

@@ -59,11 +59,11 @@ func up(t *testing.T, targets string, extra map[string]string) *platform {
 			if code != 0 {
 				t.Errorf("cpesuite up exited %d:\n%s", code, p.logs.String())
 			}
-		case <-time.After(30 * time.Second):
-			t.Error("cpesuite up did not stop within 30s")
+		case <-time.After(platformDeadline):
+			t.Errorf("cpesuite up did not stop within %s", platformDeadline)
 		}
 	})
-	testutil.Eventually(t, 20*time.Second, "the emulator API", func() bool {
+	testutil.Eventually(t, platformDeadline, "the emulator API", func() bool {
 		select {
 		case code := <-done:
 			t.Fatalf("cpesuite up exited %d:\n%s", code, p.logs.String())
@@ -123,7 +123,7 @@ func TestEmulatorBatchAgainstACS(t *testing.T) {
 
 	client := acsclient.New(p.url("CPESUITE_ACS_API_ADDR", ""), nil)
 	ctx := context.Background()
-	testutil.Eventually(t, 30*time.Second, "10 emulated devices in the ACS", func() bool {
+	testutil.Eventually(t, platformDeadline, "10 emulated devices in the ACS", func() bool {
 		page, err := client.Devices(ctx, acsclient.DeviceQuery{SerialPrefix: "EMU"})
 		return err == nil && page.Total == 10
 	})
@@ -141,7 +141,7 @@ func TestEmulatorBatchAgainstACS(t *testing.T) {
 			t.Fatalf("%s: %v", kind, err)
 		}
 		var task acs.Task
-		testutil.Eventually(t, 45*time.Second, string(kind)+" to finish", func() bool {
+		testutil.Eventually(t, platformDeadline, string(kind)+" to finish", func() bool {
 			txn, err := client.Transaction(ctx, res.ID)
 			if err != nil || len(txn.Tasks) == 0 {
 				return false
@@ -164,7 +164,7 @@ func TestEmulatorBatchAgainstACS(t *testing.T) {
 		t.Fatalf("SPV not visible: %s", task.Result)
 	}
 	do(acs.KindReboot, acs.CommandKeyArgs{CommandKey: "e2e"})
-	testutil.Eventually(t, 20*time.Second, "M Reboot inform", func() bool {
+	testutil.Eventually(t, platformDeadline, "M Reboot inform", func() bool {
 		d, err := client.Device(ctx, dev.ID)
 		return err == nil && strings.Contains(d.LastEvents, "M Reboot")
 	})

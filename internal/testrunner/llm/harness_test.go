@@ -24,7 +24,9 @@ import (
 	"cpesuite/internal/testutil"
 )
 
-const waitFor = 15 * time.Second
+// waitFor bounds every wait: a safety net against a hang sized for a busy
+// 2-core machine, never a measure of speed.
+const waitFor = testutil.MinDeadline
 
 var (
 	testSecret = []byte("0123456789abcdef0123456789abcdef")

@@ -16,7 +16,9 @@ import (
 	"cpesuite/internal/testutil"
 )
 
-const waitFor = 10 * time.Second
+// waitFor bounds every wait: a safety net against a hang sized for a busy
+// 2-core machine, never a measure of speed.
+const waitFor = testutil.MinDeadline
 
 // pngBytes stands for a screenshot: only its size reaches the text.
 var pngBytes = make([]byte, 5120)

@@ -7,7 +7,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-	"time"
 
 	"cpesuite/internal/testutil"
 )
@@ -126,7 +125,7 @@ func TestWebhookCoalescesSavesDuringACall(t *testing.T) {
 	e.hook.mu.Unlock()
 
 	e.create(note("First"))
-	testutil.Eventually(t, 10*time.Second, "the first webhook call", func() bool { return len(e.hook.received()) == 1 })
+	testutil.Eventually(t, testutil.MinDeadline, "the first webhook call", func() bool { return len(e.hook.received()) == 1 })
 	var later []string
 	for _, title := range []string{"Delta", "Bravo", "Charlie"} {
 		later = append(later, e.create(note(title)).ID)
@@ -156,7 +155,7 @@ func TestWebhookCoalescingIsBounded(t *testing.T) {
 	e.hook.gate = gate
 	e.hook.mu.Unlock()
 	e.create(note("Opener"))
-	testutil.Eventually(t, 10*time.Second, "the first webhook call", func() bool { return len(e.hook.received()) == 1 })
+	testutil.Eventually(t, testutil.MinDeadline, "the first webhook call", func() bool { return len(e.hook.received()) == 1 })
 	for i := range maxPendingIDs + 5 {
 		e.store.hook.notify(fmt.Sprintf("n%03d", i))
 	}

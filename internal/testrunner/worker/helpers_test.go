@@ -31,7 +31,9 @@ var (
 	root     = identity.Identity{Username: "root", Role: identity.RoleAdmin}
 )
 
-const waitFor = 10 * time.Second
+// waitFor bounds every wait: a safety net against a hang sized for a busy
+// 2-core machine, never a measure of speed.
+const waitFor = testutil.MinDeadline
 
 // mapCases is an in-memory Cases.
 type mapCases struct {

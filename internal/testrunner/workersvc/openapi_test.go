@@ -23,6 +23,7 @@ import (
 	"cpesuite/internal/testrunner/notes"
 	"cpesuite/internal/testrunner/testcase"
 	"cpesuite/internal/testrunner/wire"
+	"cpesuite/internal/testutil"
 )
 
 var oaSecret = bytes.Repeat([]byte("w"), identity.MinSecretLen)
@@ -51,7 +52,7 @@ func oaService(t *testing.T, env map[string]string) *httpx.Mux {
 		t.Fatalf("workersvc.New: %v", err)
 	}
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), testutil.MinDeadline)
 		defer cancel()
 		s.Shutdown(ctx)
 	})

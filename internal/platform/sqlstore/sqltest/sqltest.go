@@ -17,7 +17,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"cpesuite/internal/platform/sqlstore"
 	"cpesuite/internal/testutil"
@@ -59,9 +58,10 @@ func Open(t testing.TB, d sqlstore.Dialect) *sqlstore.DB {
 	return open(t, cfg)
 }
 
-// cleanupTimeout bounds dropping a test schema or database. Cleanup runs
-// after the test's context is cancelled, so it needs a context of its own.
-const cleanupTimeout = 30 * time.Second
+// cleanupTimeout bounds creating and dropping a test schema or database: a
+// safety net sized for a busy machine. Cleanup runs after the test's
+// context is cancelled, so it needs a context of its own.
+const cleanupTimeout = testutil.MinDeadline
 
 // open opens cfg and closes the pool when t ends.
 func open(t testing.TB, cfg sqlstore.Config) *sqlstore.DB {

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -151,12 +150,12 @@ func TestFindWaitEndsWithTheCall(t *testing.T) {
 				done <- err
 			}()
 			// Cancel once the server is polling, not before.
-			testutil.Eventually(t, 10*time.Second, "the tool polling the ACS", func() bool { return polls.n.Load() >= 2 })
+			testutil.Eventually(t, testutil.MinDeadline, "the tool polling the ACS", func() bool { return polls.n.Load() >= 2 })
 			cancel()
 			if err := <-done; err == nil {
 				t.Fatal("the cancelled call succeeded")
 			}
-			testutil.Eventually(t, 10*time.Second, "the server's wait to end", func() bool {
+			testutil.Eventually(t, testutil.MinDeadline, "the server's wait to end", func() bool {
 				return strings.Contains(logs.String(), "code=CANCELLED")
 			})
 			// The session outlives the cancelled call.

@@ -118,7 +118,7 @@ func TestCaseFlow(t *testing.T) {
 
 			// An invoked event reaches the ACS; the CPE may still be in the
 			// value-change session, which the tool reports as a conflict.
-			testutil.Eventually(t, 20*time.Second, "invoke_event accepted", func() bool {
+			testutil.Eventually(t, testutil.MinDeadline, "invoke_event accepted", func() bool {
 				res := call(t, cs, "invoke_event", map[string]any{"serial": serial, "event": "2 PERIODIC"})
 				if res.isError && !strings.HasPrefix(res.text, "CONFLICT:") {
 					t.Fatalf("invoke_event: %s", res.text)
@@ -181,7 +181,7 @@ func TestCaseFlow(t *testing.T) {
 // event.
 func waitForEvent(t *testing.T, cs *mcp.ClientSession, serial, event string) {
 	t.Helper()
-	testutil.Eventually(t, 20*time.Second, event+" in the ACS", func() bool {
+	testutil.Eventually(t, testutil.MinDeadline, event+" in the ACS", func() bool {
 		var dev deviceAnswer
 		ok(t, cs, "acs_get_device", map[string]any{"serial": serial}, &dev)
 		return strings.Contains(dev.LastEvents, event)
