@@ -15,6 +15,7 @@ import (
 	"cpesuite/internal/platform/httpx"
 	"cpesuite/internal/platform/logx"
 	"cpesuite/internal/platform/metrics"
+	"cpesuite/internal/testutil"
 	"cpesuite/internal/tr069emu"
 )
 
@@ -32,7 +33,7 @@ func startEmulator(t *testing.T, acsURL string) string {
 	t.Helper()
 	cfg := tr069emu.Config{DataDir: t.TempDir(), DefaultACSURL: acsURL, ACSUsername: "cpe", ACSPassword: "s3cret",
 		SerialPrefix: "EMU", MaxDevices: 100, AutoUpdate: time.Minute, MinRetry: 50 * time.Millisecond,
-		DiagTimeout: 30 * time.Second, MaxUpload: 1 << 20}
+		DiagTimeout: testutil.MinDeadline, MaxUpload: 1 << 20}
 	e, err := tr069emu.New(cfg, logx.Discard(), metrics.NewRegistry())
 	if err != nil {
 		t.Fatal(err)
