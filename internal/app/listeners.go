@@ -5,7 +5,7 @@ import (
 )
 
 // Listener is one listen address of a target. The table below is the port
-// table of DESIGN.md section 2 and the single source of default addresses.
+// table of docs/architecture.md and the single source of default addresses.
 type Listener struct {
 	Target  string
 	Key     string // "addr", or e.g. "api-addr" for a second port

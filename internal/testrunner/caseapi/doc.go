@@ -1,5 +1,5 @@
 // Package caseapi is the test-runner worker's HTTP API for test cases,
-// sections, projects and data-model trees (platform-services.md, part A):
+// sections, projects and data-model trees (platform services specification, part A):
 //
 //   - /api/tests…: list, read (JSON view and raw YAML), create, replace,
 //     delete, upload hand-edited YAML, and regenerate emulator_setup from a

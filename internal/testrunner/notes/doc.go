@@ -1,5 +1,5 @@
 // Package notes is the test-runner worker's QA notes API
-// (platform-services.md part A): validation notes that QA engineers write
+// (platform services specification, part A): validation notes that QA engineers write
 // about widgets, KPIs, test cases and network topologies, which a
 // knowledge service pulls (GET /api/notes/raw) and embeds.
 //

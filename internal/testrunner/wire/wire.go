@@ -1,7 +1,7 @@
 // Package wire holds the JSON shapes a test-runner worker serves and the
 // gateway reads: the gateway starts runs and batches on workers, merges
 // run lists and finds a caller's run across workers, so both sides must
-// agree on these types. Field names are the spec's (platform-services.md,
+// agree on these types. Field names are the spec's (platform services specification,
 // part A).
 package wire
 
