@@ -137,8 +137,10 @@ func checkNames(list []string) error {
 // valueCap is the longest text accepted for the value of parameter name.
 func valueCap(name string, v cwmp.Value) int {
 	_, rest, _ := strings.Cut(name, ".")
-	if n, ok := knownParamCaps[rest]; ok {
-		return n
+	if strings.HasPrefix(rest, "DeviceInfo.") || strings.HasPrefix(rest, "ManagementServer.") {
+		if n, ok := knownParamCaps[rest]; ok {
+			return n
+		}
 	}
 	if strings.HasSuffix(rest, ".ExternalIPAddress") {
 		return maxExternalIP

@@ -285,3 +285,20 @@ func TestSessionRequestsValidated(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkValidateInform is the cost the boundary checks add to every
+// Inform: the acsload Inform (25 parameters).
+func BenchmarkValidateInform(b *testing.B) {
+	inf := &cwmp.Inform{DeviceID: cwmp.DeviceID{Manufacturer: "Acme Networks", OUI: "00D09E", ProductClass: "HG8245H", SerialNumber: "ACME00012345"},
+		Event: []cwmp.EventStruct{{EventCode: cwmp.EventPeriodic}}, MaxEnvelopes: 1}
+	for i := 0; i < 25; i++ {
+		inf.ParameterList = append(inf.ParameterList, cwmp.ParameterValueStruct{
+			Name: fmt.Sprintf("InternetGatewayDevice.LANDevice.1.WLANConfiguration.%d.SSID", i), Value: cwmp.String("network name " + fmt.Sprint(i))})
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := validateInform(inf); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
