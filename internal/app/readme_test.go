@@ -604,3 +604,59 @@ func runShell(t *testing.T, dir, cmd string, vars map[string]string) string {
 	}
 	return string(out)
 }
+
+// TestDocsNamesExist holds the pages under docs/ to the code the same way:
+// their configuration tables were read from `cpesuite help up`, and must
+// not drift from it; every relative link of the README and the pages leads
+// to a file.
+func TestDocsNamesExist(t *testing.T) {
+	pages, err := filepath.Glob("../../docs/*.md")
+	if err != nil || len(pages) < 10 {
+		t.Fatalf("docs/ has %d pages (%v), want one per service plus architecture and operations", len(pages), err)
+	}
+	vars := registeredVars()
+	lits := codeLiterals(t)
+	byFlag := map[string]config.Var{}
+	envs := map[string]bool{}
+	for _, v := range vars {
+		byFlag[v.Flag], envs[v.Env] = v, true
+	}
+	rowRE := regexp.MustCompile("^\\| `--([^`]+)` \\| `([^`]*)` \\|")
+	envRE := regexp.MustCompile(`^[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+$`)
+	linkRE := regexp.MustCompile(`\]\(([^)#:]+)(?:#[^)]*)?\)`)
+	rows := 0
+	for _, page := range append(pages, "../../README.md") {
+		b, err := os.ReadFile(page)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := string(b)
+		for _, line := range strings.Split(text, "\n") {
+			m := rowRE.FindStringSubmatch(line)
+			if m == nil {
+				continue
+			}
+			rows++
+			v, ok := byFlag[m[1]]
+			switch {
+			case !ok:
+				t.Errorf("%s: flag --%s does not exist", page, m[1])
+			case v.Env != m[2]:
+				t.Errorf("%s: flag --%s reads %s, the page says %s", page, m[1], v.Env, m[2])
+			}
+		}
+		for _, span := range codeSpans(prose(text)) {
+			if envRE.MatchString(span) && !envs[span] && !lits[span] {
+				t.Errorf("%s: environment variable %s is read by no flag and spelled by no code", page, span)
+			}
+		}
+		for _, m := range linkRE.FindAllStringSubmatch(text, -1) {
+			if _, err := os.Stat(filepath.Join(filepath.Dir(page), m[1])); err != nil {
+				t.Errorf("%s: link %s leads nowhere", page, m[1])
+			}
+		}
+	}
+	if rows < 100 {
+		t.Errorf("only %d configuration rows found in docs/: are the tables parsed?", rows)
+	}
+}
