@@ -3,15 +3,22 @@ package app
 import (
 	"context"
 	"crypto/tls"
+	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net"
+	"os"
+	"path/filepath"
+	"strings"
 	"time"
 
 	"cpesuite/internal/configsvc"
+	"cpesuite/internal/platform/fsx"
 	"cpesuite/internal/platform/grid"
 	"cpesuite/internal/platform/httpx"
 	"cpesuite/internal/platform/logx"
+	"cpesuite/internal/platform/passwd"
 	"cpesuite/internal/platform/service"
 )
 
@@ -28,6 +35,17 @@ func (m *modules) initConfigs(ctx context.Context) (service.Service, error) {
 	_ = lv.UnmarshalText([]byte(cfg.LogLevel))
 	log := logx.AtLeast(m.log.With("module", Configs), lv)
 
+	// Under up, a fresh data dir gets a usable first administrator, as the
+	// gateway does; `run configs` keeps the spec's rule (no password, no
+	// account).
+	adminFile, generated := "", false
+	if !m.runAlone && cfg.BootstrapPassword == "" {
+		var err error
+		if cfg.BootstrapPassword, adminFile, generated, err = configsAdminPassword(m.cfg.DataDir); err != nil {
+			return nil, err
+		}
+	}
+
 	g, err := m.configsGrid(ctx, cfg, log)
 	if err != nil {
 		return nil, err
@@ -36,6 +54,17 @@ func (m *modules) initConfigs(ctx context.Context) (service.Service, error) {
 	if err != nil {
 		g.Close()
 		return nil, err
+	}
+
+	if adminFile != "" && svc.CreatedBootstrapAdmin() {
+		if generated {
+			if err := fsx.WriteFileAtomic(adminFile, []byte(cfg.BootstrapPassword+"\n")); err != nil {
+				svc.Close()
+				g.Close()
+				return nil, fmt.Errorf("writing %s: %w", ConfigsAdminPasswordFile, err)
+			}
+		}
+		log.Info("first administrator's temporary password", "username", cfg.BootstrapUsername, "password_file", adminFile)
 	}
 
 	mux := httpx.NewMux()
@@ -91,4 +120,30 @@ func (m *modules) configsGrid(ctx context.Context, cfg configsvc.Config, log *sl
 	return grid.ConnectRetry(ctx, gcfg, emb, func(attempt int, err error, wait time.Duration) {
 		log.Warn("grid not reachable; start-up waits for it", "attempt", attempt, "retry_in", wait.String(), "err", err)
 	})
+}
+
+// ConfigsAdminPasswordFile holds the configuration service's first
+// administrator password that `cpesuite up` generates when
+// CFG_BOOTSTRAP_ADMIN_PASSWORD is unset.
+const ConfigsAdminPasswordFile = "configs-admin-password"
+
+// configsAdminPassword reads the stored first-administrator password, or
+// generates one (written only once the account exists, so the file never
+// names a password that is not in force).
+func configsAdminPassword(dataDir string) (pw, path string, generated bool, err error) {
+	path = filepath.Join(dataDir, ConfigsAdminPasswordFile)
+	b, err := os.ReadFile(path)
+	switch {
+	case err == nil:
+		if pw = strings.TrimSpace(string(b)); pw == "" {
+			return "", "", false, fmt.Errorf("%s is empty; delete it to generate a new password", path)
+		}
+		return pw, path, false, nil
+	case !errors.Is(err, fs.ErrNotExist):
+		return "", "", false, fmt.Errorf("reading %s: %w", ConfigsAdminPasswordFile, err)
+	}
+	if pw, err = passwd.Temporary(); err != nil {
+		return "", "", false, err
+	}
+	return pw, path, true, nil
 }

@@ -110,3 +110,80 @@ func writeSelfSigned(t *testing.T, dir string) (certFile, keyFile string) {
 	}
 	return certFile, keyFile
 }
+
+// TestConfigsFirstAdminUnderUp: `cpesuite up` on a fresh data dir creates
+// the configuration service's first administrator with a generated
+// password in <data-dir>/configs-admin-password (0600, named in the log,
+// never printed), keeps using it on the next start, and `run configs`
+// keeps the spec's rule: no password, no account, no file.
+func TestConfigsFirstAdminUnderUp(t *testing.T) {
+	start := func(t *testing.T, dir string, args ...string) (stop func() string, addr string) {
+		addr = testutil.FreeAddr(t)
+		_, port, _ := net.SplitHostPort(addr)
+		env := map[string]string{"CPESUITE_DATA_DIR": dir, "CPESUITE_LOG_FORMAT": "json", "CPESUITE_CONFIGS_ADDR": addr, "SERVER_PORT": port}
+		ctx, cancel := context.WithCancel(context.Background())
+		var errb testutil.SyncBuffer
+		done := make(chan int, 1)
+		go func() { done <- CLI(ctx, args, io.Discard, &errb, envMap(env)) }()
+		testutil.Eventually(t, 2*time.Minute, "configs ready", func() bool { return strings.Contains(errb.String(), `"all modules ready"`) })
+		return func() string {
+			cancel()
+			if code := <-done; code != 0 {
+				t.Fatalf("exit %d; log:\n%s", code, errb.String())
+			}
+			return errb.String()
+		}, addr
+	}
+	login := func(addr, pw string) (int, string) {
+		resp, err := http.Post("http://"+addr+"/configs-service/auth/login", "application/json",
+			strings.NewReader(`{"username":"admin","password":"`+pw+`"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	dir := t.TempDir()
+	file := filepath.Join(dir, ConfigsAdminPasswordFile)
+
+	stop, addr := start(t, dir, "up", "--only", "configs")
+	fi, err := os.Stat(file)
+	if err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("password file: %v %v", fi, err)
+	}
+	b, _ := os.ReadFile(file)
+	pw := strings.TrimSpace(string(b))
+	// The temporary password is right: the service asks for a new one.
+	if code, body := login(addr, pw); code != 403 || !strings.Contains(body, "PASSWORD_CHANGE_REQUIRED") {
+		t.Fatalf("login with the generated password: %d %s", code, body)
+	}
+	if code, _ := login(addr, pw+"x"); code != 401 {
+		t.Fatalf("login with a wrong password: %d", code)
+	}
+	logs := stop()
+	if strings.Contains(logs, pw) || !strings.Contains(logs, file) {
+		t.Fatalf("the log must name the file and never the password:\n%s", logs)
+	}
+
+	// Second start: same file, same account, nothing regenerated.
+	stop, _ = start(t, dir, "up", "--only", "configs")
+	logs = stop()
+	if b2, _ := os.ReadFile(file); string(b2) != string(b) {
+		t.Fatal("the password file changed on the second start")
+	}
+	if strings.Contains(logs, "temporary password") {
+		t.Fatal("a second start claimed to create the administrator again")
+	}
+
+	// run configs: the spec's rule.
+	alone := t.TempDir()
+	stop, addr = start(t, alone, "run", "configs")
+	if code, _ := login(addr, "anything"); code != 401 {
+		t.Fatalf("run configs without CFG_BOOTSTRAP_ADMIN_PASSWORD has an account: %d", code)
+	}
+	stop()
+	if _, err := os.Stat(filepath.Join(alone, ConfigsAdminPasswordFile)); err == nil {
+		t.Fatal("run configs generated a password file")
+	}
+}

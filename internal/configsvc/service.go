@@ -53,7 +53,14 @@ type Service struct {
 	// retentionDays is AUDIT_RETENTION_DAYS after clamping, resolved once
 	// so the clamp warning is logged once.
 	retentionDays int
+	// bootstrapped is set when Open created the first administrator.
+	bootstrapped bool
 }
+
+// CreatedBootstrapAdmin reports whether Open created the first
+// administrator (the store had no account), so that a caller that chose
+// the password knows whether it is the one in force.
+func (s *Service) CreatedBootstrapAdmin() bool { return s.bootstrapped }
 
 // Deps are what the module hands the service: a connected grid client and
 // the process's metrics registry.
@@ -169,6 +176,7 @@ func (s *Service) bootstrap(ctx context.Context) error {
 	if err := s.st.createUser(ctx, &u); err != nil {
 		return fmt.Errorf("creating bootstrap administrator: %w", err)
 	}
+	s.bootstrapped = true
 	s.log.Info("bootstrap administrator created; rotate its password with POST /configs-service/auth/first-login", "username", u.Username)
 	s.audit.record(ctx, Principal{Username: "system"}, "BOOTSTRAP_ADMIN_CREATED", u.Username, "SUCCESS", map[string]any{"username": u.Username})
 	return nil
