@@ -15,11 +15,12 @@ import (
 	"time"
 
 	"cpesuite/internal/cwmp"
+	"cpesuite/internal/testutil"
 	"cpesuite/internal/tr069emu/tree"
 )
 
 // waitFor bounds every poll: generous, as it only matters when a test fails.
-const waitFor = 20 * time.Second
+const waitFor = testutil.MinDeadline
 
 // eventually polls cond until it holds or waitFor passes.
 func eventually(t testing.TB, what string, cond func() bool) {
