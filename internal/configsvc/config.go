@@ -28,7 +28,7 @@ const (
 )
 
 // Config is the configuration service's configuration. Every variable keeps
-// the name the spec gives it (platform-services.md, part B); the few the
+// the name the spec gives it (the platform services specification, part B); the few the
 // spec does not name carry the service's CFG_ prefix.
 type Config struct {
 	Addr    string // from the port table; SERVER_PORT overrides it when run alone

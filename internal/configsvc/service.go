@@ -3,7 +3,7 @@
 // authentication with revocation through the data grid, e-mail by delivery
 // mode, audit events with bounded retention, the product-class groups it
 // publishes to the grid, and the actuator. The contract is
-// spec/platform-services.md, part B.
+// the platform services specification, part B (configuration service).
 package configsvc
 
 import (
