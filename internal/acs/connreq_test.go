@@ -67,7 +67,7 @@ func TestConnectionRequest(t *testing.T) {
 				d := mustDevice(t, s, dev)
 				d.ConnReqURL = tt.url
 				var outcomes []string
-				cr := newConnRequester(ConnRequestConfig{Timeout: 2 * time.Second, Attempts: 3, Backoff: time.Millisecond}, s, logx.Discard())
+				cr := newConnRequester(ConnRequestConfig{Timeout: 30 * time.Second, Attempts: 3, Backoff: time.Millisecond}, s, logx.Discard())
 				cr.observe = func(o string) { outcomes = append(outcomes, o) }
 				err = cr.Request(ctx, d)
 				if tt.wantErr == "" && err != nil {

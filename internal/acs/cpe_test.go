@@ -89,7 +89,7 @@ type fakeCPE struct {
 
 func newCPE(t *testing.T, acsURL, serial, dataModel string) *fakeCPE {
 	jar, _ := cookiejar.New(nil)
-	hc := &http.Client{Jar: jar, Timeout: 10 * time.Second}
+	hc := &http.Client{Jar: jar, Timeout: 60 * time.Second}
 	c := &fakeCPE{t: t, url: acsURL, key: DeviceKey{OUI: "00D09E", ProductClass: "IGD", Serial: serial}, version: cwmp.CWMP12,
 		client: hc, params: map[string]cwmp.Value{}, faults: map[string]*cwmp.Fault{}}
 	c.auth = &httpauth.Client{HTTP: hc, Username: "cpe", Password: "s3cret", PreferDigest: true}
