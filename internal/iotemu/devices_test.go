@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
-	"time"
 
 	"cpesuite/internal/testutil"
 )
@@ -25,7 +24,7 @@ func (e *testEmu) detail(id string) DeviceDetail {
 
 func (e *testEmu) waitRunning(id string) {
 	e.t.Helper()
-	testutil.Eventually(e.t, 10*time.Second, id+" running", func() bool { return e.detail(id).Running })
+	testutil.Eventually(e.t, testutil.MinDeadline, id+" running", func() bool { return e.detail(id).Running })
 }
 
 // TestDevicesListAndDetail: list entries, detail parameters with type and

@@ -76,17 +76,17 @@ func TestAutoupdate(t *testing.T) {
 	}
 	// Kept for the next start, then applied.
 	e.do("POST", "/api/start", nil).must(t, 204)
-	testutil.Eventually(t, 10*time.Second, "BatteryLevel to decrease", func() bool {
+	testutil.Eventually(t, testutil.MinDeadline, "BatteryLevel to decrease", func() bool {
 		return e.devices["coap-1"].params.Value("BatteryLevel") != "100"
 	})
 	// Applied at once to a running device (dataset overrides the numbers).
 	e.do("POST", "/api/devices/coap-1/parameters/Switch/autoupdate", map[string]any{"autoupdatable": true, "period": 1, "dataset": "true|false"}).must(t, 204)
-	testutil.Eventually(t, 10*time.Second, "Switch to toggle", func() bool {
+	testutil.Eventually(t, testutil.MinDeadline, "Switch to toggle", func() bool {
 		return e.devices["coap-1"].params.Value("Switch") == "true"
 	})
 	// global=true applies to every device.
 	e.do("POST", "/api/devices/coap-1/parameters/SignalStrength/autoupdate", map[string]any{"autoupdatable": true, "global": true, "period": 1, "dataset": "-50|-60"}).must(t, 204)
-	testutil.Eventually(t, 10*time.Second, "SignalStrength on coap-2", func() bool {
+	testutil.Eventually(t, testutil.MinDeadline, "SignalStrength on coap-2", func() bool {
 		v := e.devices["coap-2"].params.Value("SignalStrength")
 		return v == "-50" || v == "-60"
 	})
@@ -137,8 +137,7 @@ func TestRule(t *testing.T) {
 	}
 	e.do("POST", "/api/rule", `{"code": null}`).errBody(t, 400, codeBadRequest)
 	code := `if (param.name === "Temperature" && param.number > 40) { return "40"; }
-if (param.name === "Humidity") { ctx.set("Pressure", "999"); }
-if (param.name === "BatteryLevel") { while (true) {} }`
+if (param.name === "Humidity") { ctx.set("Pressure", "999"); }`
 	e.do("POST", "/api/rule", map[string]string{"code": code}).must(t, 200).json(t, &rv)
 	if rv.Status != "ok" || rv.Code != code {
 		t.Fatalf("saved rule %+v", rv)
@@ -158,8 +157,27 @@ if (param.name === "BatteryLevel") { while (true) {} }`
 	if v := e.devices["coap"].params.Value("Pressure"); v != "999" {
 		t.Fatalf("rule did not set Pressure: %q", v)
 	}
-	// The runaway rule is interrupted; the write itself stands and is reported.
+	var after RuleView
+	if e.do("GET", "/api/rule", nil).must(t, 200).json(t, &after); after.LastError != nil {
+		t.Fatalf("a rule that finished was reported: %+v", after.LastError)
+	}
+
+	// A runaway rule is interrupted; the write itself stands and is
+	// reported. Its emulator has a tiny budget, which an infinite loop
+	// exceeds whatever the speed of the machine, so the roomy budget above
+	// keeps the rules that must finish safe from a stalled goroutine.
+	tight := testConfig(t)
+	tight.RuleBudget = time.Millisecond
+	e = startEmu(t, tight)
+	e.do("POST", "/api/rule", map[string]string{"code": `if (param.name === "BatteryLevel") { while (true) {} }`}).must(t, 200)
+	e.useCoAP(1)
+	e.do("POST", "/api/init", nil).must(t, 204)
+	e.do("POST", "/api/start", nil).must(t, 204)
+	e.waitRunning("coap")
 	e.do("PUT", "/api/devices/coap/parameters/BatteryLevel", map[string]string{"value": "5"}).must(t, 204)
+	if v := e.devices["coap"].params.Value("BatteryLevel"); v != "5" {
+		t.Fatalf("the write under a runaway rule did not stand: %q", v)
+	}
 	e.do("GET", "/api/rule", nil).must(t, 200).json(t, &rv)
 	if rv.LastError == nil || rv.LastError.Parameter != "BatteryLevel" {
 		t.Fatalf("runaway rule not reported: %+v", rv)

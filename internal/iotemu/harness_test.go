@@ -13,6 +13,7 @@ import (
 	"cpesuite/internal/iotemu/proto"
 	"cpesuite/internal/platform/httpx"
 	"cpesuite/internal/platform/logx"
+	"cpesuite/internal/testutil"
 )
 
 // testEmu is an emulator behind an httptest server.
@@ -24,8 +25,12 @@ type testEmu struct {
 	dir string
 }
 
+// testConfig gives rules the largest budget the configuration allows and
+// stop a safety net's wait: a loaded 2-core machine can stall a goroutine
+// for seconds, and a test that expects a rule to finish or a device to
+// deregister must not fail then. Tests of the budget itself set a tiny one.
 func testConfig(t *testing.T) Config {
-	return Config{DataDir: t.TempDir(), MaxDevices: 20000, RuleBudget: 50 * time.Millisecond, StopWait: 5 * time.Second}
+	return Config{DataDir: t.TempDir(), MaxDevices: 20000, RuleBudget: 10 * time.Second, StopWait: testutil.MinDeadline}
 }
 
 func startEmu(t *testing.T, cfg Config, stacks ...proto.Protocol) *testEmu {

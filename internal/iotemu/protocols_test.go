@@ -29,9 +29,9 @@ func TestLwM2MSession(t *testing.T) {
 	e.do("POST", "/api/start", nil).must(t, 204)
 	for _, id := range []string{"lw-1", "lw-2"} {
 		srv.WaitRegistered(t, id)
-		testutil.Eventually(t, 10*time.Second, id+" CONNECTED", func() bool { return e.detail(id).Connection == "CONNECTED" })
+		testutil.Eventually(t, testutil.MinDeadline, id+" CONNECTED", func() bool { return e.detail(id).Connection == "CONNECTED" })
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testutil.MinDeadline)
 	defer cancel()
 	ch, stop, err := srv.Observe(ctx, "lw-1", "/3303/0/5700", codec.FormatText)
 	if err != nil {
@@ -61,7 +61,7 @@ func TestLwM2MSession(t *testing.T) {
 	}
 	before := srv.UpdateCount("lw-2")
 	e.do("POST", "/api/lwm2m/update", nil).must(t, 204)
-	testutil.Eventually(t, 5*time.Second, "update from lw-2", func() bool { return srv.UpdateCount("lw-2") > before })
+	testutil.Eventually(t, testutil.MinDeadline, "update from lw-2", func() bool { return srv.UpdateCount("lw-2") > before })
 	var dr DeregisterResult
 	e.do("POST", "/api/lwm2m/deregister?details=true", nil).must(t, 200).json(t, &dr)
 	if dr.Count != 2 || len(dr.Deregistered) != 2 {
@@ -77,7 +77,7 @@ func TestLwM2MSession(t *testing.T) {
 	}
 	// Restart through POST /api/start.
 	e.do("POST", "/api/start", nil).must(t, 204)
-	testutil.Eventually(t, 10*time.Second, "re-registration", func() bool { return srv.RegisterCount("lw-2") >= 2 })
+	testutil.Eventually(t, testutil.MinDeadline, "re-registration", func() bool { return srv.RegisterCount("lw-2") >= 2 })
 	e.do("POST", "/api/devices/lw-1/reboot", nil).must(t, 204)
 	if v := srv.Violations(); len(v) > 0 {
 		t.Fatalf("wire format violations: %v", v)
@@ -117,7 +117,7 @@ func TestMQTTSession(t *testing.T) {
 	got := make(chan paho.Message, 16)
 	opts := paho.NewClientOptions().AddBroker(url).SetClientID(fmt.Sprintf("watch-%d", time.Now().UnixNano()))
 	c := paho.NewClient(opts)
-	if tok := c.Connect(); !tok.WaitTimeout(5*time.Second) || tok.Error() != nil {
+	if tok := c.Connect(); !tok.WaitTimeout(testutil.MinDeadline) || tok.Error() != nil {
 		t.Fatalf("watcher connect: %v", tok.Error())
 	}
 	defer c.Disconnect(100)
@@ -126,12 +126,12 @@ func TestMQTTSession(t *testing.T) {
 		case got <- m:
 		default:
 		}
-	}); !tok.WaitTimeout(5*time.Second) || tok.Error() != nil {
+	}); !tok.WaitTimeout(testutil.MinDeadline) || tok.Error() != nil {
 		t.Fatalf("subscribe: %v", tok.Error())
 	}
 	e.do("POST", "/api/init", nil).must(t, 204)
 	e.do("POST", "/api/start", nil).must(t, 204)
-	testutil.Eventually(t, 10*time.Second, "mq-2 CONNECTED", func() bool { return e.detail("mq-2").Connection == "CONNECTED" })
+	testutil.Eventually(t, testutil.MinDeadline, "mq-2 CONNECTED", func() bool { return e.detail("mq-2").Connection == "CONNECTED" })
 	select {
 	case m := <-got:
 		var tm struct {
@@ -141,13 +141,13 @@ func TestMQTTSession(t *testing.T) {
 		if err := json.Unmarshal(m.Payload(), &tm); err != nil || tm.ClientID != "mq-2" || tm.Params["Temperature"] == "" {
 			t.Fatalf("telemetry %s: %v", m.Payload(), err)
 		}
-	case <-time.After(10 * time.Second):
+	case <-time.After(testutil.MinDeadline):
 		t.Fatal("no telemetry")
 	}
-	if tok := c.Publish(prefix+"/mq-2/set", 1, false, `{"name":"Switch","value":"true"}`); !tok.WaitTimeout(5*time.Second) || tok.Error() != nil {
+	if tok := c.Publish(prefix+"/mq-2/set", 1, false, `{"name":"Switch","value":"true"}`); !tok.WaitTimeout(testutil.MinDeadline) || tok.Error() != nil {
 		t.Fatalf("publish: %v", tok.Error())
 	}
-	testutil.Eventually(t, 10*time.Second, "set command applied", func() bool { return e.devices["mq-2"].params.Value("Switch") == "true" })
+	testutil.Eventually(t, testutil.MinDeadline, "set command applied", func() bool { return e.devices["mq-2"].params.Value("Switch") == "true" })
 	var h History
 	e.do("GET", "/api/devices/mq-2/parameters/Switch/history", nil).must(t, 200).json(t, &h)
 	if len(h.Entries) == 0 || h.Entries[len(h.Entries)-1].Value != "true" {

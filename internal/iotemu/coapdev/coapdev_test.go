@@ -11,6 +11,7 @@ import (
 
 	"cpesuite/internal/iotemu/param"
 	"cpesuite/internal/iotemu/proto"
+	"cpesuite/internal/testutil"
 )
 
 func TestProtocolDescription(t *testing.T) {
@@ -208,14 +209,30 @@ func TestStartStopRestart(t *testing.T) {
 
 func TestStopWithNotificationInFlight(t *testing.T) {
 	h := newFakeHost()
-	d := startDevice(t, &Protocol{}, proto.Config{}, h)
+	p := &Protocol{}
+	d, err := p.newDevice(proto.Config{ClientIP: "127.0.0.1", Options: defaults(p)}, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// An ACK_TIMEOUT far past the safety net below: a Stop that waited for
+	// the retransmission loop would run out of it whatever the speed of the
+	// machine, and one that does not wait passes however slow it is.
+	d.ackTimeout = time.Hour
+	if err := d.Start(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), testutil.MinDeadline)
+		defer cancel()
+		_ = d.Stop(ctx)
+	})
 	raw := newRawClient(t, d)
 	raw.observe(t, "/params/Temperature", 0x42)
 	// The raw client never acknowledges, so the notification sits in its
-	// retransmission loop (ACK_TIMEOUT 2 s, four retransmissions).
+	// retransmission loop.
 	d.Changed("Temperature", "30")
-	raw.next(t, 5*time.Second)
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	raw.next(t, testutil.MinDeadline)
+	ctx, cancel := context.WithTimeout(context.Background(), testutil.MinDeadline)
 	defer cancel()
 	if err := d.Stop(ctx); err != nil {
 		t.Fatalf("Stop with a notification in flight: %v", err)

@@ -4,11 +4,11 @@ import (
 	"context"
 	"strings"
 	"testing"
-	"time"
 
 	"cpesuite/internal/iotemu/param"
 	"cpesuite/internal/iotemu/proto"
 	"cpesuite/internal/iotemu/proto/prototest"
+	"cpesuite/internal/testutil"
 )
 
 // fakeHost is the session's side of a device in tests, with the lookups
@@ -65,7 +65,7 @@ func startDevice(t *testing.T, p *Protocol, cfg proto.Config, h *fakeHost) *Devi
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), testutil.MinDeadline)
 		defer cancel()
 		if err := d.Stop(ctx); err != nil {
 			t.Errorf("stop: %v", err)

@@ -21,10 +21,19 @@ import (
 	"cpesuite/internal/testutil"
 )
 
+// breakAfter is coap-client's -B, how long it waits for an answer. It is a
+// safety net: an answered request ends coap-client at once, so only a hang
+// waits it out.
+var breakAfter = strconv.Itoa(int(testutil.MinDeadline / time.Second))
+
+// clientDeadline outlives coap-client's own -B, so coap-client reports a
+// missing answer itself before the test kills it.
+const clientDeadline = testutil.MinDeadline + 30*time.Second
+
 // coapClient runs a coap-client binary and returns its combined output.
 func coapClient(t *testing.T, bin string, args ...string) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), clientDeadline)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, bin, args...).CombinedOutput()
 	if err != nil {
@@ -93,7 +102,7 @@ func TestLibcoapRequests(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			args := append(slices.Clone(tt.args), "-B", "5", base+tt.path)
+			args := append(slices.Clone(tt.args), "-B", breakAfter, base+tt.path)
 			out := strings.TrimSpace(coapClient(t, bin, args...))
 			if tt.contains && !strings.Contains(out, tt.want) || !tt.contains && out != tt.want {
 				t.Errorf("coap-client %s\n got: %q\nwant: %q", strings.Join(args, " "), out, tt.want)
@@ -121,12 +130,12 @@ func TestLibcoapFailResponse(t *testing.T) {
 		{"-m", "get", base + "/.well-known/core"},
 		{"-m", "put", "-e", "1", base + "/params/Temperature"},
 	} {
-		if out := coapClient(t, bin, append(args, "-B", "5")...); !strings.HasPrefix(out, "5.00") {
+		if out := coapClient(t, bin, append(args, "-B", breakAfter)...); !strings.HasPrefix(out, "5.00") {
 			t.Errorf("%v under failResponse: %q", args, out)
 		}
 	}
 	h.SetFail(false)
-	if out := strings.TrimSpace(coapClient(t, bin, "-B", "5", base+"/params/Temperature")); out != "21.5" {
+	if out := strings.TrimSpace(coapClient(t, bin, "-B", breakAfter, base+"/params/Temperature")); out != "21.5" {
 		t.Errorf("after failResponse off: %q", out)
 	}
 }
@@ -138,10 +147,13 @@ func TestLibcoapObserve(t *testing.T) {
 	h := newFakeHost()
 	d := startDevice(t, &Protocol{}, proto.Config{}, h)
 	var out testutil.SyncBuffer
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), clientDeadline)
 	defer cancel()
-	// Observe for 5 s, then coap-client deregisters and exits on its own.
-	cmd := exec.CommandContext(ctx, bin, "-v", "6", "-s", "5", "-B", "10", "coap://"+d.Addr().String()+"/params/Temperature")
+	// Observe for 10 s, then coap-client deregisters and exits on its own.
+	// coap-client cannot be told to deregister earlier, so its window has to
+	// hold the three notifications below: 10 s is room for a loaded machine
+	// to deliver three datagrams, at the price of 10 s of test time.
+	cmd := exec.CommandContext(ctx, bin, "-v", "6", "-s", "10", "-B", breakAfter, "coap://"+d.Addr().String()+"/params/Temperature")
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -159,10 +171,10 @@ func TestLibcoapObserve(t *testing.T) {
 			return false
 		}
 	}
-	testutil.Eventually(t, 5*time.Second, "the registration response", seen("21.5"))
+	testutil.Eventually(t, testutil.MinDeadline, "the registration response", seen("21.5"))
 	for _, v := range []string{"30.5", "31", "-2.25"} {
 		d.Changed("Temperature", v)
-		testutil.Eventually(t, 5*time.Second, "coap-client to print notification "+v, seen(v))
+		testutil.Eventually(t, testutil.MinDeadline, "coap-client to print notification "+v, seen(v))
 	}
 	if err := <-exited; err != nil {
 		t.Fatalf("coap-client: %v\n%s", err, out.String())
@@ -182,7 +194,7 @@ func TestLibcoapObserve(t *testing.T) {
 	if want := []string{"21.5", "30.5", "31", "-2.25"}; !slices.Equal(values, want) {
 		t.Errorf("coap-client saw %q, want %q\n%s", values, want, out.String())
 	}
-	testutil.Eventually(t, 5*time.Second, "the observation to end", func() bool { return observers(d) == 0 })
+	testutil.Eventually(t, testutil.MinDeadline, "the observation to end", func() bool { return observers(d) == 0 })
 	if !h.logged("IN", "CANCEL", "observe=1") {
 		t.Errorf("no deregistration logged: %+v", h.Entries())
 	}
@@ -217,7 +229,7 @@ func TestLibcoapDTLS(t *testing.T) {
 			d := startDevice(t, &Protocol{}, tt.cfg, h)
 			base := "coaps://" + d.Addr().String()
 			run := func(args ...string) string {
-				return strings.TrimSpace(coapClient(t, bin, append(append(slices.Clone(tt.args), "-B", "5"), args...)...))
+				return strings.TrimSpace(coapClient(t, bin, append(append(slices.Clone(tt.args), "-B", breakAfter), args...)...))
 			}
 			if out := run(base + "/params/Temperature"); out != "21.5" {
 				t.Errorf("GET over DTLS: %q", out)
@@ -235,6 +247,8 @@ func TestLibcoapDTLS(t *testing.T) {
 		bin := requireBinary(t, "coap-client-openssl")
 		d := startDevice(t, &Protocol{}, proto.Config{SecurityMode: proto.SecurityPSK, PSKID: identity,
 			PSKKey: hex.EncodeToString([]byte(key))}, newFakeHost())
+		// Unanswered by design, so it ends by coap-client giving up: a short
+		// -B is the case, and passing does not depend on speed.
 		out := coapClient(t, bin, "-u", identity, "-k", "wrong-key", "-B", "3", "coaps://"+d.Addr().String()+"/params/Temperature")
 		if strings.Contains(out, "21.5") {
 			t.Errorf("a wrong key got an answer: %q", out)

@@ -14,6 +14,7 @@ import (
 	"github.com/plgd-dev/go-coap/v3/udp/coder"
 
 	"cpesuite/internal/iotemu/proto"
+	"cpesuite/internal/testutil"
 )
 
 // TestHeapPerDevice measures what a running device costs: 1,000 devices
@@ -71,7 +72,7 @@ func TestHeapPerDevice(t *testing.T) {
 		if _, err := conn.WriteTo(req[:k], d.Addr()); err != nil {
 			t.Fatal(err)
 		}
-		if err := conn.SetReadDeadline(time.Now().Add(5 * time.Second)); err != nil {
+		if err := conn.SetReadDeadline(time.Now().Add(testutil.MinDeadline)); err != nil {
 			t.Fatal(err)
 		}
 		k, err = conn.Read(resp)

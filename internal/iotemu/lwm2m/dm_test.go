@@ -231,7 +231,7 @@ func TestWrite(t *testing.T) {
 		t.Error("read-only value changed")
 	}
 	// The server's lifetime write reaches the server with the next Update.
-	testutil.Eventually(t, 5*time.Second, "lifetime 600 at the server", func() bool {
+	testutil.Eventually(t, testutil.MinDeadline, "lifetime 600 at the server", func() bool {
 		r, _ := td.srv.Registration(td.ep)
 		return r.Lifetime == 600
 	})
@@ -265,7 +265,7 @@ func TestExecute(t *testing.T) {
 			}
 		})
 	}
-	testutil.Eventually(t, 5*time.Second, "update after /1/0/8", func() bool { return td.srv.UpdateCount(td.ep) >= 1 })
+	testutil.Eventually(t, testutil.MinDeadline, "update after /1/0/8", func() bool { return td.srv.UpdateCount(td.ep) >= 1 })
 
 	// Firmware: URI, download, Downloaded, Update, Idle with result 1.
 	if code, _ := td.srv.Write(ctx, td.ep, "/5/0/7", codec.FormatText, []byte("2.0"), true); code != codes.MethodNotAllowed {
@@ -275,11 +275,11 @@ func TestExecute(t *testing.T) {
 	if code, _ := td.srv.Write(ctx, td.ep, "/5/0/1", codec.FormatText, []byte("coap://fw/2.bin"), true); code != codes.Changed {
 		t.Fatalf("write URI: %v", code)
 	}
-	testutil.Eventually(t, 5*time.Second, "state Downloaded", func() bool { return td.host.Params().Value(nameFwState) == "2" })
+	testutil.Eventually(t, testutil.MinDeadline, "state Downloaded", func() bool { return td.host.Params().Value(nameFwState) == "2" })
 	if code, _ := td.srv.Execute(ctx, td.ep, "/5/0/2", ""); code != codes.Changed {
 		t.Fatalf("execute Update: %v", code)
 	}
-	testutil.Eventually(t, 5*time.Second, "state Idle, result 1", func() bool {
+	testutil.Eventually(t, testutil.MinDeadline, "state Idle, result 1", func() bool {
 		return td.host.Params().Value(nameFwState) == "0" && td.host.Params().Value(nameFwResult) == "1"
 	})
 	if v := td.host.Params().Value(nameFwVersion); v != "2.0.0" {
@@ -298,7 +298,7 @@ func TestExecute(t *testing.T) {
 		dumpLogs(t, td.host)
 		t.Fatalf("reboot: %v", code)
 	}
-	testutil.Eventually(t, 5*time.Second, "re-registration after reboot", func() bool {
+	testutil.Eventually(t, testutil.MinDeadline, "re-registration after reboot", func() bool {
 		return td.srv.RegisterCount(td.ep) == 2 && td.srv.DeregisterCount(td.ep) == 1 && td.host.Connection() == proto.Connected
 	})
 	noViolations(t, td.srv)
@@ -312,7 +312,7 @@ func TestFactoryReset(t *testing.T) {
 	if code, _ := td.srv.Execute(ctxT(t), td.ep, "/3/0/5", ""); code != codes.Changed {
 		t.Fatalf("factory reset: %v", code)
 	}
-	testutil.Eventually(t, 5*time.Second, "re-registration after factory reset", func() bool {
+	testutil.Eventually(t, testutil.MinDeadline, "re-registration after factory reset", func() bool {
 		return td.srv.RegisterCount(td.ep) == 2 && td.host.Connection() == proto.Connected
 	})
 	if v := td.host.Params().Value("Device.0.UTCOffset"); v != "+00:00" {
@@ -398,8 +398,8 @@ func receive(t *testing.T, ch <-chan lwm2mtest.Notification) lwm2mtest.Notificat
 			t.Fatal("observation channel closed")
 		}
 		return n
-	case <-time.After(5 * time.Second):
-		t.Fatal("no notification within 5s")
+	case <-time.After(testutil.MinDeadline):
+		t.Fatalf("no notification within %s", testutil.MinDeadline)
 	}
 	return lwm2mtest.Notification{}
 }
@@ -456,7 +456,7 @@ func TestObserve(t *testing.T) {
 
 	// Cancel Observation (GET with Observe=1) ends the resource one.
 	cancel()
-	testutil.Eventually(t, 5*time.Second, "one observation left", func() bool { return len(td.observations()) == 1 })
+	testutil.Eventually(t, testutil.MinDeadline, "one observation left", func() bool { return len(td.observations()) == 1 })
 	if len(td.host.entries("IN", "CANCEL_OBSERVE")) != 1 {
 		t.Error("cancel not logged")
 	}
@@ -466,7 +466,7 @@ func TestObserve(t *testing.T) {
 	if err := td.host.Set(nameTempValue, "20"); err != nil {
 		t.Fatal(err)
 	}
-	testutil.Eventually(t, 5*time.Second, "no observation left after RST", func() bool { return len(td.observations()) == 0 })
+	testutil.Eventually(t, testutil.MinDeadline, "no observation left after RST", func() bool { return len(td.observations()) == 0 })
 	noViolations(t, td.srv)
 }
 
@@ -480,13 +480,16 @@ func TestObserveAttributes(t *testing.T) {
 	if code, _ := td.srv.WriteAttributes(ctx, td.ep, "/3303/0/5700", "pmax=3", "gt=30"); code != codes.Changed {
 		t.Fatalf("write attributes: %v", code)
 	}
+	// Taken before the Observe goes out, so the pmax timer the device
+	// starts with its answer cannot start earlier: a stalled test only
+	// makes the notification look later, never early.
+	start := time.Now()
 	ch, cancel, err := td.srv.Observe(ctx, td.ep, "/3303/0/5700", codec.FormatText)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer cancel()
 	receive(t, ch)
-	start := time.Now()
 	if n := receive(t, ch); textValue(n) != "21.5" || time.Since(start) < 2*time.Second {
 		t.Fatalf("periodic notification %+v after %s", n, time.Since(start))
 	}

@@ -114,7 +114,7 @@ func TestHeapPerDevice(t *testing.T) {
 	start := time.Now()
 	startAll(t, devs, 16)
 	elapsed := time.Since(start)
-	testutil.Eventually(t, 30*time.Second, "all connected", func() bool {
+	testutil.Eventually(t, testutil.MinDeadline, "all connected", func() bool {
 		for _, h := range hosts {
 			if h.Connection() != proto.Connected {
 				return false

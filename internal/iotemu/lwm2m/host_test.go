@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -68,7 +69,10 @@ func baseConfig(srv *lwm2mtest.Server) proto.Config {
 		ServerPort:   srv.Port(),
 		ClientIP:     "127.0.0.1",
 		SecurityMode: proto.SecurityNone,
-		Options:      map[string]string{OptRequestTimeout: "1"},
+		// A safety net: an exchange the test expects to be answered must
+		// not time out on a loaded machine. Tests of lost messages set a
+		// short time-out of their own.
+		Options: map[string]string{OptRequestTimeout: requestTimeout},
 	}
 }
 
@@ -99,7 +103,7 @@ func (td *testDevice) startRegistered(t *testing.T) lwm2mtest.Registration {
 		t.Fatalf("Start: %v", err)
 	}
 	reg := td.srv.WaitRegistered(t, td.ep)
-	testutil.Eventually(t, 5*time.Second, "CONNECTED", func() bool { return td.host.Connection() == proto.Connected })
+	testutil.Eventually(t, testutil.MinDeadline, "CONNECTED", func() bool { return td.host.Connection() == proto.Connected })
 	return reg
 }
 
@@ -121,8 +125,13 @@ func freeUDPPort(t *testing.T) int {
 	return c.LocalAddr().(*net.UDPAddr).Port
 }
 
+// requestTimeout is OptRequestTimeout in seconds, testutil.MinDeadline.
+var requestTimeout = strconv.Itoa(int(testutil.MinDeadline / time.Second))
+
+// ctxT bounds a call of the test by a safety net longer than the device's
+// own request time-out, so the device reports a lost answer itself.
 func ctxT(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testutil.MinDeadline+30*time.Second)
 	t.Cleanup(cancel)
 	return ctx
 }

@@ -147,7 +147,7 @@ func TestCurrentTimeIsDeviceClock(t *testing.T) {
 		return v
 	}
 	first := read()
-	testutil.Eventually(t, 30*time.Second, "the device clock to advance", func() bool { return read() > first })
+	testutil.Eventually(t, testutil.MinDeadline, "the device clock to advance", func() bool { return read() > first })
 	if v := td.host.Params().Value("Device.0.CurrentTime"); v == strconv.FormatInt(first, 10) {
 		t.Errorf("parameter %s still holds the first reading %s", "Device.0.CurrentTime", v)
 	}
@@ -160,7 +160,7 @@ func TestCurrentTimeIsDeviceClock(t *testing.T) {
 	if v := read(); v < set || v > first-1000 {
 		t.Fatalf("current time %d after setting %d: not the device clock", v, set)
 	}
-	testutil.Eventually(t, 30*time.Second, "the set clock to run on", func() bool { return read() > set })
+	testutil.Eventually(t, testutil.MinDeadline, "the set clock to run on", func() bool { return read() > set })
 
 	// A periodic notification carries the time of its sending.
 	if code, _ := td.srv.WriteAttributes(ctx, td.ep, "/3/0/13", "pmax=1"); code != codes.Changed {
@@ -172,7 +172,7 @@ func TestCurrentTimeIsDeviceClock(t *testing.T) {
 	}
 	defer cancel()
 	prev := notified(t, ch)
-	testutil.Eventually(t, 30*time.Second, "a notification with a later time", func() bool {
+	testutil.Eventually(t, testutil.MinDeadline, "a notification with a later time", func() bool {
 		v := notified(t, ch)
 		if v < prev {
 			t.Fatalf("notified time went back from %d to %d", prev, v)
@@ -194,8 +194,8 @@ func notified(t *testing.T, ch <-chan lwm2mtest.Notification) int64 {
 			t.Fatalf("notification %q", n.Payload)
 		}
 		return v
-	case <-time.After(30 * time.Second):
-		t.Fatal("no notification within 30s")
+	case <-time.After(testutil.MinDeadline):
+		t.Fatalf("no notification within %s", testutil.MinDeadline)
 	}
 	return 0
 }

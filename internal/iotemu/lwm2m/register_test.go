@@ -241,7 +241,7 @@ func TestAutomaticUpdate(t *testing.T) {
 	srv := lwm2mtest.New(t)
 	td := newTestDevice(t, srv, func(c *proto.Config) { c.Options[OptUpdatePeriod] = "0.1" })
 	td.startRegistered(t)
-	testutil.Eventually(t, 5*time.Second, "three automatic updates", func() bool { return srv.UpdateCount(td.ep) >= 3 })
+	testutil.Eventually(t, testutil.MinDeadline, "three automatic updates", func() bool { return srv.UpdateCount(td.ep) >= 3 })
 	noViolations(t, srv)
 }
 
@@ -252,7 +252,7 @@ func TestUpdateSendsChangedLifetime(t *testing.T) {
 	if err := td.host.Set(nameLifetime, "600"); err != nil {
 		t.Fatal(err)
 	}
-	testutil.Eventually(t, 5*time.Second, "lifetime update", func() bool {
+	testutil.Eventually(t, testutil.MinDeadline, "lifetime update", func() bool {
 		r, _ := srv.Registration(td.ep)
 		return r.Lifetime == 600
 	})
@@ -321,9 +321,11 @@ func TestFailedUpdateRegistersAgain(t *testing.T) {
 	})
 	td.startRegistered(t)
 	srv.DropUpdates(2)
-	testutil.Eventually(t, 5*time.Second, "DISCONNECTED after two lost updates", func() bool { return td.host.saw(proto.Disconnected) })
-	testutil.Eventually(t, 5*time.Second, "second registration", func() bool {
-		return srv.RegisterCount(td.ep) == 2 && td.host.Connection() == proto.Connected
+	testutil.Eventually(t, testutil.MinDeadline, "DISCONNECTED after two lost updates", func() bool { return td.host.saw(proto.Disconnected) })
+	// At least two: on a loaded machine an answer to a registration may
+	// miss the short time-out this test needs and be registered again.
+	testutil.Eventually(t, testutil.MinDeadline, "second registration", func() bool {
+		return srv.RegisterCount(td.ep) >= 2 && td.host.Connection() == proto.Connected
 	})
 	noViolations(t, srv)
 }
@@ -363,7 +365,7 @@ func TestLateRegistration(t *testing.T) {
 	if waited := reg.RegisteredAt.Sub(start); waited < 300*time.Millisecond {
 		t.Fatalf("registered after %s, before the delay", waited)
 	}
-	testutil.Eventually(t, 5*time.Second, "CONNECTED", func() bool { return td.host.Connection() == proto.Connected })
+	testutil.Eventually(t, testutil.MinDeadline, "CONNECTED", func() bool { return td.host.Connection() == proto.Connected })
 	noViolations(t, srv)
 }
 
@@ -419,7 +421,7 @@ func TestRegisterRecoversWhenServerAccepts(t *testing.T) {
 	}
 	srv.FailRegister(0)
 	td.srv.WaitRegistered(t, td.ep)
-	testutil.Eventually(t, 5*time.Second, "CONNECTED", func() bool { return td.host.Connection() == proto.Connected })
+	testutil.Eventually(t, testutil.MinDeadline, "CONNECTED", func() bool { return td.host.Connection() == proto.Connected })
 }
 
 func TestServerRestart(t *testing.T) {
@@ -436,7 +438,7 @@ func TestServerRestart(t *testing.T) {
 	}
 	srv2 := lwm2mtest.New(t, lwm2mtest.WithListenAddr(srv.Addr().String()))
 	srv2.WaitRegistered(t, td.ep)
-	testutil.Eventually(t, 5*time.Second, "CONNECTED again", func() bool { return td.host.Connection() == proto.Connected })
+	testutil.Eventually(t, testutil.MinDeadline, "CONNECTED again", func() bool { return td.host.Connection() == proto.Connected })
 	noViolations(t, srv2)
 }
 

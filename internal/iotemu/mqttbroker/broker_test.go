@@ -6,7 +6,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	mqtt "github.com/eclipse/paho.mqtt.golang"
 
@@ -36,20 +35,20 @@ func TestBrokerPubSubAndClose(t *testing.T) {
 	}
 	o := mqtt.NewClientOptions().AddBroker("tcp://" + b.Addr()).SetClientID(t.Name()).SetAutoReconnect(false)
 	c := mqtt.NewClient(o)
-	if tok := c.Connect(); !tok.WaitTimeout(5*time.Second) || tok.Error() != nil {
+	if tok := c.Connect(); !tok.WaitTimeout(testutil.MinDeadline) || tok.Error() != nil {
 		t.Fatalf("connect: %v", tok.Error())
 	}
 	defer c.Disconnect(100)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var got atomic.Value
-			if tok := c.Subscribe(tc.topic, tc.qos, func(_ mqtt.Client, m mqtt.Message) { got.Store(string(m.Payload())) }); !tok.WaitTimeout(5*time.Second) || tok.Error() != nil {
+			if tok := c.Subscribe(tc.topic, tc.qos, func(_ mqtt.Client, m mqtt.Message) { got.Store(string(m.Payload())) }); !tok.WaitTimeout(testutil.MinDeadline) || tok.Error() != nil {
 				t.Fatalf("subscribe: %v", tok.Error())
 			}
-			if tok := c.Publish(tc.topic, tc.qos, false, tc.payload); !tok.WaitTimeout(5*time.Second) || tok.Error() != nil {
+			if tok := c.Publish(tc.topic, tc.qos, false, tc.payload); !tok.WaitTimeout(testutil.MinDeadline) || tok.Error() != nil {
 				t.Fatalf("publish: %v", tok.Error())
 			}
-			testutil.Eventually(t, 5*time.Second, "delivery of "+tc.payload, func() bool { return got.Load() == tc.payload })
+			testutil.Eventually(t, testutil.MinDeadline, "delivery of "+tc.payload, func() bool { return got.Load() == tc.payload })
 		})
 	}
 	if s := logs.String(); strings.Contains(s, "level=INFO") {

@@ -37,7 +37,9 @@ import (
 	"cpesuite/internal/testutil"
 )
 
-const within = 10 * time.Second
+// within is how long a test waits for the broker or a device before it
+// calls the wait a hang.
+const within = testutil.MinDeadline
 
 // fakeHost is the session's side of one device, as the tests need it:
 // it can drop log entries and keeps every status line set.

@@ -95,7 +95,9 @@ func WithIdleTimeout(d time.Duration) Option {
 	return func(c *config) { c.idle = d }
 }
 
-// WithTimeout bounds the server's own requests (default 5 s).
+// WithTimeout bounds the server's own requests (default
+// testutil.MinDeadline: a safety net, since a device that answers must not
+// be taken for one that does not on a loaded machine).
 func WithTimeout(d time.Duration) Option {
 	return func(c *config) { c.timeout = d }
 }
@@ -177,7 +179,7 @@ type Server struct {
 func New(t testing.TB, opts ...Option) *Server {
 	t.Helper()
 	s := &Server{
-		cfg:         config{timeout: 5 * time.Second, idle: 2 * time.Second, addr: "127.0.0.1:0"},
+		cfg:         config{timeout: testutil.MinDeadline, idle: 2 * time.Second, addr: "127.0.0.1:0"},
 		regs:        map[string]*Registration{},
 		byID:        map[string]*Registration{},
 		registers:   map[string]int{},
@@ -311,7 +313,7 @@ func (s *Server) Registrations() int {
 func (s *Server) WaitRegistered(t testing.TB, ep string) Registration {
 	t.Helper()
 	var r Registration
-	testutil.Eventually(t, 10*time.Second, "registration of "+ep, func() bool {
+	testutil.Eventually(t, testutil.MinDeadline, "registration of "+ep, func() bool {
 		var ok bool
 		r, ok = s.Registration(ep)
 		return ok
@@ -322,7 +324,7 @@ func (s *Server) WaitRegistered(t testing.TB, ep string) Registration {
 // WaitDeregistered waits until ep has no registration.
 func (s *Server) WaitDeregistered(t testing.TB, ep string) {
 	t.Helper()
-	testutil.Eventually(t, 10*time.Second, "de-registration of "+ep, func() bool {
+	testutil.Eventually(t, testutil.MinDeadline, "de-registration of "+ep, func() bool {
 		_, ok := s.Registration(ep)
 		return !ok
 	})
