@@ -3,7 +3,6 @@ package gateway
 import (
 	"strings"
 	"testing"
-	"time"
 
 	"cpesuite/internal/testrunner/identity"
 	"cpesuite/internal/testutil"
@@ -78,7 +77,7 @@ func TestAccessLevels(t *testing.T) {
 func waitIdle(e *tenv) {
 	e.t.Helper()
 	for _, w := range e.workers {
-		testutil.Eventually(e.t, 10*time.Second, "worker "+w.name+" idle", func() bool {
+		testutil.Eventually(e.t, testutil.MinDeadline, "worker "+w.name+" idle", func() bool {
 			var h struct{ Busy bool }
 			r := direct(e.t, w, nil, identity.Identity{}, "GET", "/health", nil)
 			r.decode(e.t, &h)

@@ -3,7 +3,6 @@ package gateway
 import (
 	"sync"
 	"testing"
-	"time"
 
 	"cpesuite/internal/testrunner/identity"
 	"cpesuite/internal/testrunner/wire"
@@ -219,5 +218,5 @@ func TestBatchDispatch(t *testing.T) {
 
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	testutil.Eventually(t, 15*time.Second, what, cond)
+	testutil.Eventually(t, testutil.MinDeadline, what, cond)
 }

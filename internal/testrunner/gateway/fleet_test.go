@@ -7,12 +7,12 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/coder/websocket"
 
 	"cpesuite/internal/platform/sqlstore"
 	"cpesuite/internal/platform/sqlstore/sqltest"
+	"cpesuite/internal/testutil"
 )
 
 // TestStandsAndProfiles covers the CRUD rules and bad input of stands and
@@ -287,7 +287,7 @@ func TestNoVNCProxy(t *testing.T) {
 	}
 	mu.Unlock()
 
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testutil.MinDeadline)
 	defer cancel()
 	c, _, err := websocket.Dial(ctx, "ws"+strings.TrimPrefix(e.url, "http")+"/novnc/s1/websockify", nil)
 	if err != nil {

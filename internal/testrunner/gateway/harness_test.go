@@ -78,7 +78,10 @@ func newEnv(t *testing.T, o envOpts) *tenv {
 	logs := &testutil.SyncBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	e := &tenv{t: t, workers: map[string]*tworker{}, logs: logs}
-	cfg := Config{TokenTTL: time.Hour, ProxyTimeout: 30 * time.Second, HealthTimeout: 2 * time.Second,
+	// Safety nets, not the production figures: a worker that answers must
+	// not be taken for an unreachable one on a loaded machine. The
+	// unreachable stands of the tests refuse connections at once.
+	cfg := Config{TokenTTL: time.Hour, ProxyTimeout: testutil.MinDeadline, HealthTimeout: testutil.MinDeadline,
 		WorkerImage: "cpesuite:test", EmulatorImage: "cpesuite:test", StackNetwork: "cpesuite",
 		// Parallel tests share the process: the shared limiter, sized for
 		// production, would refuse their logins as a flood.
@@ -136,7 +139,7 @@ func (e *tenv) addWorker(name string) *tworker {
 	w.Routes(mux)
 	srv := httptest.NewServer(mux)
 	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), testutil.MinDeadline)
 		defer cancel()
 		w.Shutdown(ctx)
 		srv.Close()
@@ -253,7 +256,7 @@ func (e *tenv) runStatus(tok, id string) string {
 // worker reports itself busy.
 func (e *tenv) waitRunning(tok, id string) {
 	e.t.Helper()
-	testutil.Eventually(e.t, 10*time.Second, "run "+id+" executing", func() bool {
+	testutil.Eventually(e.t, testutil.MinDeadline, "run "+id+" executing", func() bool {
 		var d wire.RunDetail
 		r := e.do(tok, "GET", "/api/runs/"+id, nil)
 		return r.status == 200 && json.Unmarshal(r.body, &d) == nil && d.Phase == wire.PhaseExecuting
@@ -263,7 +266,7 @@ func (e *tenv) waitRunning(tok, id string) {
 func (e *tenv) waitDone(tok, id string) wire.RunDetail {
 	e.t.Helper()
 	var d wire.RunDetail
-	testutil.Eventually(e.t, 15*time.Second, "run "+id+" done", func() bool {
+	testutil.Eventually(e.t, testutil.MinDeadline, "run "+id+" done", func() bool {
 		r := e.do(tok, "GET", "/api/runs/"+id, nil)
 		return r.status == 200 && json.Unmarshal(r.body, &d) == nil && d.Status != wire.StatusRunning
 	})

@@ -6,12 +6,12 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/coder/websocket"
 
 	"cpesuite/internal/testrunner/identity"
 	"cpesuite/internal/testrunner/wire"
+	"cpesuite/internal/testutil"
 )
 
 // TestOwnerIsolationAcrossWorkers: alice's and bob's runs land on two
@@ -81,7 +81,7 @@ func TestOwnerIsolationAcrossWorkers(t *testing.T) {
 
 	// WebSocket: the owner attaches; others get 404 before any upgrade.
 	ws := func(tok, id string) (*websocket.Conn, *http.Response, error) {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), testutil.MinDeadline)
 		defer cancel()
 		return websocket.Dial(ctx, "ws"+strings.TrimPrefix(e.url, "http")+"/ws/run/"+id,
 			&websocket.DialOptions{HTTPHeader: http.Header{"Authorization": {"Bearer " + tok}}})
@@ -91,7 +91,7 @@ func TestOwnerIsolationAcrossWorkers(t *testing.T) {
 		t.Fatalf("alice attaches to her run: %v", err)
 	}
 	defer c.CloseNow()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testutil.MinDeadline)
 	defer cancel()
 	_, msg, err := c.Read(ctx)
 	var first wire.RunDetail
@@ -171,7 +171,7 @@ func TestWebSocketFromABrowser(t *testing.T) {
 	e := newEnv(t, envOpts{workers: []string{"w1"}})
 	e.profile("lab", map[string]string{})
 	run, _ := e.dispatch(e.admin, "lab", "slow.yaml")
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testutil.MinDeadline)
 	defer cancel()
 	base := "ws" + strings.TrimPrefix(e.url, "http") + "/ws/run/" + run
 	origin := func(o string) *websocket.DialOptions {

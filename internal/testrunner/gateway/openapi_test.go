@@ -22,6 +22,7 @@ import (
 	"cpesuite/internal/platform/sqlstore"
 	"cpesuite/internal/platform/sqlstore/sqltest"
 	"cpesuite/internal/testrunner/identity"
+	"cpesuite/internal/testutil"
 )
 
 const (
@@ -34,7 +35,7 @@ const (
 // its routes.
 func oaGateway(t *testing.T) (*Gateway, *httpx.Mux, http.Handler) {
 	t.Helper()
-	cfg := Config{TokenTTL: time.Hour, ProxyTimeout: 10 * time.Second, HealthTimeout: time.Second,
+	cfg := Config{TokenTTL: time.Hour, ProxyTimeout: testutil.MinDeadline, HealthTimeout: testutil.MinDeadline,
 		WorkerImage: "cpesuite:test", EmulatorImage: "cpesuite:test", StackNetwork: "cpesuite"}
 	if err := cfg.Validate(); err != nil {
 		t.Fatalf("test config: %v", err)

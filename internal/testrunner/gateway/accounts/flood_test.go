@@ -23,7 +23,7 @@ func holdHashing(t *testing.T, l *passwd.Limiter, slots int) (release func()) {
 	for range slots {
 		go func() { _ = l.Do(context.Background(), func() { <-gate }) }()
 	}
-	testutil.Eventually(t, 30*time.Second, "hashing slots taken", func() bool { return l.InUse() == slots })
+	testutil.Eventually(t, testutil.MinDeadline, "hashing slots taken", func() bool { return l.InUse() == slots })
 	var once sync.Once
 	release = func() { once.Do(func() { close(gate) }) }
 	t.Cleanup(release)
@@ -42,7 +42,7 @@ func TestLoginHashingBound(t *testing.T) {
 
 		queued := make(chan int, 1)
 		go func() { queued <- h.loginAs(editorName, editorPass, "198.51.100.1:1000").Code }()
-		testutil.Eventually(t, 30*time.Second, "login queued", func() bool { return lim.Waiting() == 1 })
+		testutil.Eventually(t, testutil.MinDeadline, "login queued", func() bool { return lim.Waiting() == 1 })
 
 		for i := range 3 {
 			w := h.loginAs("nobody", "Wrong-Pass-1234", "198.51.100.2:1000")
@@ -71,7 +71,7 @@ func TestLoginHashingBound(t *testing.T) {
 			if code != http.StatusOK {
 				t.Fatalf("queued login: %d", code)
 			}
-		case <-time.After(60 * time.Second):
+		case <-time.After(testutil.MinDeadline):
 			t.Fatal("the queued login never finished")
 		}
 	})
@@ -92,12 +92,12 @@ func TestLoginAbandonedComputesNothing(t *testing.T) {
 			_, _, _, err := h.svc.Login(ctx, editorName, "Wrong-Pass-1234", addr)
 			errc <- err
 		}()
-		testutil.Eventually(t, 30*time.Second, "login queued", func() bool { return lim.Waiting() == 1 })
+		testutil.Eventually(t, testutil.MinDeadline, "login queued", func() bool { return lim.Waiting() == 1 })
 		cancel()
 		select {
 		case err := <-errc:
 			wantCode(t, err, http.StatusServiceUnavailable, "LOGIN_ABANDONED")
-		case <-time.After(60 * time.Second):
+		case <-time.After(testutil.MinDeadline):
 			t.Fatal("the abandoned login did not return while the slot was still taken")
 		}
 		if lim.InUse() != 1 || lim.Waiting() != 0 {
