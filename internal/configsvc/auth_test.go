@@ -133,7 +133,7 @@ func TestGridOutage(t *testing.T) {
 	published := h.s.link.republishes.Load()
 
 	h.stopGrid()
-	testutil.Eventually(t, 10*time.Second, "health DOWN after the grid stopped", func() bool {
+	testutil.Eventually(t, testutil.MinDeadline, "health DOWN after the grid stopped", func() bool {
 		return h.do("GET", "/actuator/health", "", nil).status == http.StatusServiceUnavailable
 	})
 	body := h.do("GET", "/actuator/health", "", nil).json(t)
@@ -149,7 +149,7 @@ func TestGridOutage(t *testing.T) {
 
 	h.gridDir = t.TempDir() // the new server has lost everything
 	h.startGrid()
-	testutil.Eventually(t, 30*time.Second, "reconnect, republish and health UP", func() bool {
+	testutil.Eventually(t, testutil.MinDeadline, "reconnect, republish and health UP", func() bool {
 		return h.s.link.republishes.Load() > published && h.do("GET", "/actuator/health", "", nil).status == 200
 	})
 	h.want(h.do("GET", "/api/me", admin, nil), 200, "")

@@ -106,7 +106,9 @@ func newHarness(t testing.TB, o harnessOpts) *harness {
 	if o.tcpGrid {
 		h.addr = testutil.FreeAddr(t)
 		h.startGrid()
-		g, err = grid.Connect(t.Context(), grid.Config{Members: []string{h.addr}, ConnectTimeout: time.Second, ReconnectBase: gridBackoffInitial, ReconnectMax: gridBackoffMax}, nil)
+		// A stopped grid refuses connections at once, so a safety net for
+		// the connection costs the outage tests nothing.
+		g, err = grid.Connect(t.Context(), grid.Config{Members: []string{h.addr}, ConnectTimeout: testutil.MinDeadline, ReconnectBase: gridBackoffInitial, ReconnectMax: gridBackoffMax}, nil)
 	} else {
 		h.startGrid()
 		g, err = grid.Connect(t.Context(), grid.Config{}, h.emb)
@@ -121,7 +123,7 @@ func newHarness(t testing.TB, o harnessOpts) *harness {
 		// production, would refuse their logins as a flood.
 		o.hashing = testHashing()
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testutil.MinDeadline)
 	defer cancel()
 	s, err := Open(ctx, cfg, Deps{Grid: g, Metrics: h.reg, DB: o.db, Hashing: o.hashing}, log)
 	if err != nil {

@@ -93,13 +93,13 @@ func TestLoginHashingBound(t *testing.T) {
 	release := func() { once.Do(func() { close(gate) }) }
 	t.Cleanup(release)
 	go func() { _ = lim.Do(context.Background(), func() { <-gate }) }()
-	testutil.Eventually(t, 30*time.Second, "slot taken", func() bool { return lim.InUse() == 1 })
+	testutil.Eventually(t, testutil.MinDeadline, "slot taken", func() bool { return lim.InUse() == 1 })
 
 	queued := make(chan int, 1)
 	go func() {
 		queued <- h.do("POST", "/auth/login", "", loginBody{Username: "admin", Password: adminPassword}).status
 	}()
-	testutil.Eventually(t, 30*time.Second, "login queued", func() bool { return lim.Waiting() == 1 })
+	testutil.Eventually(t, testutil.MinDeadline, "login queued", func() bool { return lim.Waiting() == 1 })
 
 	before := h.auditCount("LOGIN", "FAILURE")
 	for range 3 {
@@ -114,7 +114,7 @@ func TestLoginHashingBound(t *testing.T) {
 		if code != 200 {
 			t.Fatalf("queued login: %d", code)
 		}
-	case <-time.After(60 * time.Second):
+	case <-time.After(testutil.MinDeadline):
 		t.Fatal("the queued login never finished")
 	}
 }
