@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"cpesuite/internal/platform/httpx"
+	"cpesuite/internal/testutil"
 )
 
 // guarded starts a server whose handler reads the whole body, then waits
@@ -58,7 +59,9 @@ func TestBodyDeadlineCutsTrickle(t *testing.T) {
 			}
 		}
 	}()
-	deadline := time.After(60 * time.Second)
+	// The short stall window above is the case: a trickle never earns an
+	// extension however slow the machine, so only this safety net is long.
+	deadline := time.After(testutil.MinDeadline)
 	for sent := 0; ; sent++ {
 		select {
 		case <-closed:
@@ -75,6 +78,12 @@ func TestBodyDeadlineCutsTrickle(t *testing.T) {
 }
 
 func TestBodyDeadlineLetsWorkThrough(t *testing.T) {
+	// window is the stall window under test. The uploads last longer than
+	// one window, so they pass only through its extensions, and the
+	// long-polls hold past it, so they pass only if it is cleared. It is
+	// long against the 40 ms between chunks: a loaded machine would have to
+	// stall both ends for seconds to cut a body that keeps moving.
+	const window = 5 * time.Second
 	tests := []struct {
 		name    string
 		chunked bool
@@ -82,14 +91,15 @@ func TestBodyDeadlineLetsWorkThrough(t *testing.T) {
 		gap     time.Duration
 		hold    time.Duration
 	}{
-		{"steady upload in many windows", false, 256 << 10, 40 * time.Millisecond, 0},
-		{"chunked steady upload", true, 256 << 10, 40 * time.Millisecond, 0},
-		{"long-poll after a small body", false, 20, 0, 3 * time.Second},
-		{"long-poll after a chunked body", true, 20, 0, 3 * time.Second},
+		{"steady upload over several windows", false, 192 * 8 << 10, 40 * time.Millisecond, 0},
+		{"chunked steady upload", true, 192 * 8 << 10, 40 * time.Millisecond, 0},
+		{"long-poll after a small body", false, 20, 0, window + time.Second},
+		{"long-poll after a chunked body", true, 20, 0, window + time.Second},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			addr := guarded(t, time.Second, tt.hold)
+			t.Parallel()
+			addr := guarded(t, window, tt.hold)
 			pr, pw := io.Pipe()
 			go func() {
 				chunk := bytes.Repeat([]byte("y"), 8<<10)
@@ -129,7 +139,7 @@ func TestBodyDeadlineLeavesBodilessRequests(t *testing.T) {
 	}
 	defer c.Close()
 	fmt.Fprintf(c, "GET / HTTP/1.1\r\nHost: x\r\n\r\n")
-	_ = c.SetReadDeadline(time.Now().Add(60 * time.Second))
+	_ = c.SetReadDeadline(time.Now().Add(testutil.MinDeadline))
 	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
 	if err != nil {
 		t.Fatal(err)

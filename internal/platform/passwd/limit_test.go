@@ -18,7 +18,7 @@ func holdSlots(t *testing.T, l *Limiter) (releaseAll func()) {
 	for range cap(l.slots) {
 		go func() { _ = l.Do(context.Background(), func() { <-gate }) }()
 	}
-	testutil.Eventually(t, 30*time.Second, "every slot taken", func() bool { return len(l.slots) == cap(l.slots) })
+	testutil.Eventually(t, testutil.MinDeadline, "every slot taken", func() bool { return len(l.slots) == cap(l.slots) })
 	var once atomic.Bool
 	release := func() {
 		if once.CompareAndSwap(false, true) {
@@ -41,6 +41,8 @@ func TestLimiterRefusals(t *testing.T) {
 		// caller is refused at once, without waiting or hashing.
 		{"queue full", LimiterConfig{Concurrency: 2, Queue: 1, MaxWait: time.Hour}, 1, false, ErrBusy},
 		// A waiter whose deadline passes is refused, not left hanging.
+		// The short MaxWait is the case: the slots stay held, so it runs
+		// out however slow the machine is.
 		{"wait past the deadline", LimiterConfig{Concurrency: 1, Queue: 4, MaxWait: 20 * time.Millisecond}, 0, false, ErrBusy},
 		// The client has gone while waiting: nothing is computed for it.
 		{"client left while waiting", LimiterConfig{Concurrency: 1, Queue: 4, MaxWait: time.Hour}, 0, true, context.Canceled},
@@ -52,7 +54,7 @@ func TestLimiterRefusals(t *testing.T) {
 			for range tt.waiters {
 				go func() { _ = l.Do(context.Background(), func() {}) }()
 			}
-			testutil.Eventually(t, 30*time.Second, "waiters queued", func() bool { return len(l.waiters) == tt.waiters })
+			testutil.Eventually(t, testutil.MinDeadline, "waiters queued", func() bool { return len(l.waiters) == tt.waiters })
 
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
@@ -60,13 +62,13 @@ func TestLimiterRefusals(t *testing.T) {
 			errc := make(chan error, 1)
 			go func() { errc <- l.Do(ctx, func() { ran.Store(true) }) }()
 			if tt.cancel {
-				testutil.Eventually(t, 30*time.Second, "probe queued", func() bool { return len(l.waiters) == tt.waiters+1 })
+				testutil.Eventually(t, testutil.MinDeadline, "probe queued", func() bool { return len(l.waiters) == tt.waiters+1 })
 				cancel()
 			}
 			var err error
 			select {
 			case err = <-errc:
-			case <-time.After(60 * time.Second):
+			case <-time.After(testutil.MinDeadline):
 				t.Fatal("the limited call did not return")
 			}
 			if !errors.Is(err, tt.want) {
@@ -81,7 +83,7 @@ func TestLimiterRefusals(t *testing.T) {
 					t.Fatalf("RetryAfter(%v) = %v, %v; want whole seconds, at least one", err, d, ok)
 				}
 			}
-			testutil.Eventually(t, 30*time.Second, "queue drained of the probe", func() bool { return len(l.waiters) == tt.waiters })
+			testutil.Eventually(t, testutil.MinDeadline, "queue drained of the probe", func() bool { return len(l.waiters) == tt.waiters })
 		})
 	}
 }
@@ -100,14 +102,14 @@ func TestLimiterRunsWaitersInTurn(t *testing.T) {
 		}
 		done <- err
 	}()
-	testutil.Eventually(t, 30*time.Second, "waiter queued", func() bool { return len(l.waiters) == 1 })
+	testutil.Eventually(t, testutil.MinDeadline, "waiter queued", func() bool { return len(l.waiters) == 1 })
 	release()
 	select {
 	case err := <-done:
 		if err != nil {
 			t.Fatal(err)
 		}
-	case <-time.After(60 * time.Second):
+	case <-time.After(testutil.MinDeadline):
 		t.Fatal("the waiter never got the freed slot")
 	}
 
