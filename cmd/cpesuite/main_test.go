@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"io"
 	"net/http"
 	"os"
@@ -40,8 +39,12 @@ func TestSignalsStopCleanly(t *testing.T) {
 			addr := testutil.FreeAddr(t)
 			cmd := exec.Command(bin, "up")
 			cmd.Env = append(os.Environ(), "CPESUITE_SPEEDTEST_ADDR="+addr, "CPESUITE_DATA_DIR="+t.TempDir(), "CPESUITE_LOG_FORMAT=json",
-				"CPESUITE_ACS_ADDR="+testutil.FreeAddr(t), "CPESUITE_ACS_API_ADDR="+testutil.FreeAddr(t), "CPESUITE_TR069_EMULATOR_ADDR="+testutil.FreeAddr(t), "CPESUITE_FCC_ADDR="+testutil.FreeAddr(t), "CPESUITE_CONFIGS_ADDR="+testutil.FreeAddr(t), "CPESUITE_IOT_EMULATOR_ADDR="+testutil.FreeAddr(t), "CPESUITE_IOT_EMULATOR_BROKER_ADDR="+testutil.FreeAddr(t), "CPESUITE_WORKER_ADDR="+testutil.FreeAddr(t), "CPESUITE_GATEWAY_ADDR="+testutil.FreeAddr(t), "CPESUITE_MCP_EMULATOR_ADDR="+testutil.FreeAddr(t), "CPESUITE_MCP_BROWSER_ADDR="+testutil.FreeAddr(t))
-			var logs bytes.Buffer
+				"CPESUITE_ACS_ADDR="+testutil.FreeAddr(t), "CPESUITE_ACS_API_ADDR="+testutil.FreeAddr(t), "CPESUITE_TR069_EMULATOR_ADDR="+testutil.FreeAddr(t), "CPESUITE_FCC_ADDR="+testutil.FreeAddr(t), "CPESUITE_CONFIGS_ADDR="+testutil.FreeAddr(t), "CPESUITE_IOT_EMULATOR_ADDR="+testutil.FreeAddr(t), "CPESUITE_IOT_EMULATOR_BROKER_ADDR="+testutil.FreeAddr(t), "CPESUITE_WORKER_ADDR="+testutil.FreeAddr(t), "CPESUITE_GATEWAY_ADDR="+testutil.FreeAddr(t), "CPESUITE_MCP_EMULATOR_ADDR="+testutil.FreeAddr(t), "CPESUITE_MCP_BROWSER_ADDR="+testutil.FreeAddr(t),
+				// The exit code after a signal is the case; the stop deadline
+				// only has to outlast a loaded machine's stop of every module.
+				"CPESUITE_STOP_TIMEOUT="+platformDeadline.String())
+			// Written by the process's output copier while the test reads it.
+			var logs testutil.SyncBuffer
 			cmd.Stderr = &logs
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"cpesuite/internal/acs"
 	"cpesuite/internal/cwmp"
@@ -46,7 +45,8 @@ func TestACSAllowUnauthenticatedFromEnv(t *testing.T) {
 			dir := t.TempDir()
 			addr := testutil.FreeAddr(t)
 			env := map[string]string{"CPESUITE_DATA_DIR": dir, "CPESUITE_LOG_FORMAT": "json",
-				"CPESUITE_ACS_ADDR": addr, "CPESUITE_ACS_API_ADDR": testutil.FreeAddr(t), "CPESUITE_ACS_AUTH": "basic"}
+				"CPESUITE_ACS_ADDR": addr, "CPESUITE_ACS_API_ADDR": testutil.FreeAddr(t), "CPESUITE_ACS_AUTH": "basic",
+				"CPESUITE_STOP_TIMEOUT": stopTimeout}
 			if tt.allow != "" {
 				env["CPESUITE_ACS_ALLOW_UNAUTHENTICATED"] = tt.allow
 			}
@@ -55,7 +55,7 @@ func TestACSAllowUnauthenticatedFromEnv(t *testing.T) {
 			var errb testutil.SyncBuffer
 			done := make(chan int, 1)
 			go func() { done <- CLI(ctx, []string{"run", "acs"}, io.Discard, &errb, envMap(env)) }()
-			testutil.Eventually(t, 30*time.Second, "the acs target to start", func() bool { return strings.Contains(errb.String(), `"all modules ready"`) })
+			testutil.Eventually(t, testutil.MinDeadline, "the acs target to start", func() bool { return strings.Contains(errb.String(), `"all modules ready"`) })
 
 			// The password is generated either way: CPEs that do
 			// authenticate and connection requests use it.
@@ -77,7 +77,7 @@ func TestACSAllowUnauthenticatedFromEnv(t *testing.T) {
 			case generated:
 				req.SetBasicAuth("cpe", strings.TrimSpace(string(raw)))
 			}
-			resp, err := (&http.Client{Timeout: 30 * time.Second}).Do(req)
+			resp, err := (&http.Client{Timeout: testutil.MinDeadline}).Do(req)
 			if err != nil {
 				t.Fatal(err)
 			}

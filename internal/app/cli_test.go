@@ -15,6 +15,15 @@ import (
 
 // testutil.SyncBuffer is a bytes.Buffer safe for the logger and the test to share.
 
+// platformDeadline bounds the waits for a whole platform (cpesuite up) to
+// start and to stop: a safety net for a loaded 2-core machine, never a
+// measure of speed. stopTimeout is the same net for the stop deadline of
+// the process, in tests that hold a stop to exit code 0.
+const (
+	platformDeadline = 2 * time.Minute
+	stopTimeout      = "2m"
+)
+
 func envMap(m map[string]string) func(string) (string, bool) {
 	return func(k string) (string, bool) { v, ok := m[k]; return v, ok }
 }
@@ -84,7 +93,8 @@ func TestCLIUpServesAndStopsCleanly(t *testing.T) {
 			addr := testutil.FreeAddr(t)
 			dataDir := t.TempDir() + "/nested/data"
 			env := map[string]string{"CPESUITE_SPEEDTEST_ADDR": addr, "CPESUITE_DATA_DIR": dataDir, "CPESUITE_LOG_FORMAT": "json",
-				"CPESUITE_ACS_ADDR": testutil.FreeAddr(t), "CPESUITE_ACS_API_ADDR": testutil.FreeAddr(t), "CPESUITE_TR069_EMULATOR_ADDR": testutil.FreeAddr(t), "CPESUITE_FCC_ADDR": testutil.FreeAddr(t), "CPESUITE_CONFIGS_ADDR": testutil.FreeAddr(t), "CPESUITE_IOT_EMULATOR_ADDR": testutil.FreeAddr(t), "CPESUITE_IOT_EMULATOR_BROKER_ADDR": testutil.FreeAddr(t), "CPESUITE_WORKER_ADDR": testutil.FreeAddr(t), "CPESUITE_GATEWAY_ADDR": testutil.FreeAddr(t), "CPESUITE_MCP_EMULATOR_ADDR": testutil.FreeAddr(t), "CPESUITE_MCP_BROWSER_ADDR": testutil.FreeAddr(t)}
+				"CPESUITE_ACS_ADDR": testutil.FreeAddr(t), "CPESUITE_ACS_API_ADDR": testutil.FreeAddr(t), "CPESUITE_TR069_EMULATOR_ADDR": testutil.FreeAddr(t), "CPESUITE_FCC_ADDR": testutil.FreeAddr(t), "CPESUITE_CONFIGS_ADDR": testutil.FreeAddr(t), "CPESUITE_IOT_EMULATOR_ADDR": testutil.FreeAddr(t), "CPESUITE_IOT_EMULATOR_BROKER_ADDR": testutil.FreeAddr(t), "CPESUITE_WORKER_ADDR": testutil.FreeAddr(t), "CPESUITE_GATEWAY_ADDR": testutil.FreeAddr(t), "CPESUITE_MCP_EMULATOR_ADDR": testutil.FreeAddr(t), "CPESUITE_MCP_BROWSER_ADDR": testutil.FreeAddr(t),
+				"CPESUITE_STOP_TIMEOUT": stopTimeout}
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			var errb testutil.SyncBuffer
@@ -92,7 +102,7 @@ func TestCLIUpServesAndStopsCleanly(t *testing.T) {
 			go func() { done <- CLI(ctx, args, io.Discard, &errb, envMap(env)) }()
 
 			var body []byte
-			testutil.Eventually(t, 10*time.Second, "speedtest to answer", func() bool {
+			testutil.Eventually(t, platformDeadline, "speedtest to answer", func() bool {
 				resp, err := http.Get("http://" + addr + "/download?size=1000")
 				if err != nil {
 					return false
@@ -105,14 +115,14 @@ func TestCLIUpServesAndStopsCleanly(t *testing.T) {
 				t.Fatalf("downloaded %d bytes, want 1000", len(body))
 			}
 			// Modules after speedtest may still be starting.
-			testutil.Eventually(t, 10*time.Second, "all modules ready", func() bool { return strings.Contains(errb.String(), `"all modules ready"`) })
+			testutil.Eventually(t, platformDeadline, "all modules ready", func() bool { return strings.Contains(errb.String(), `"all modules ready"`) })
 			cancel() // what SIGINT/SIGTERM does in main
 			select {
 			case code := <-done:
 				if code != 0 {
 					t.Fatalf("exit %d after a clean stop; log:\n%s", code, errb.String())
 				}
-			case <-time.After(15 * time.Second):
+			case <-time.After(platformDeadline):
 				t.Fatal("did not stop")
 			}
 			logs := errb.String()

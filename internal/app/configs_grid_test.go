@@ -32,7 +32,7 @@ func TestConfigsStartWaitsForGrid(t *testing.T) {
 			_, port, _ := net.SplitHostPort(testutil.FreeAddr(t))
 			env := map[string]string{"CPESUITE_DATA_DIR": dir, "CPESUITE_LOG_FORMAT": "json",
 				"GRID_MEMBERS": gridAddr, "SERVER_PORT": port,
-				"CFG_BOOTSTRAP_ADMIN_PASSWORD": "Bootstrap-Passw0rd!"}
+				"CFG_BOOTSTRAP_ADMIN_PASSWORD": "Bootstrap-Passw0rd!", "CPESUITE_STOP_TIMEOUT": stopTimeout}
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			var errb testutil.SyncBuffer
@@ -40,7 +40,7 @@ func TestConfigsStartWaitsForGrid(t *testing.T) {
 			go func() { done <- CLI(ctx, []string{"run", "configs"}, io.Discard, &errb, envMap(env)) }()
 
 			// Two failed attempts: it retries rather than giving up after one.
-			testutil.Eventually(t, 60*time.Second, "second grid retry logged", func() bool {
+			testutil.Eventually(t, testutil.MinDeadline, "second grid retry logged", func() bool {
 				select {
 				case code := <-done:
 					t.Fatalf("exited with %d while the grid was unreachable; log:\n%s", code, errb.String())
@@ -65,7 +65,7 @@ func TestConfigsStartWaitsForGrid(t *testing.T) {
 					if code != 0 {
 						t.Fatalf("stop while waiting for the grid: exit %d; log:\n%s", code, errb.String())
 					}
-				case <-time.After(30 * time.Second):
+				case <-time.After(testutil.MinDeadline):
 					t.Fatal("the stop did not end the wait for the grid")
 				}
 				return
@@ -76,8 +76,8 @@ func TestConfigsStartWaitsForGrid(t *testing.T) {
 				t.Fatalf("starting the grid: %v", err)
 			}
 			t.Cleanup(emb.Shutdown)
-			client := &http.Client{Timeout: 5 * time.Second}
-			testutil.Eventually(t, 60*time.Second, "configs ready once the grid is reachable", func() bool {
+			client := &http.Client{Timeout: testutil.MinDeadline}
+			testutil.Eventually(t, testutil.MinDeadline, "configs ready once the grid is reachable", func() bool {
 				resp, err := client.Get(snapshot)
 				if err != nil {
 					return false
@@ -91,7 +91,7 @@ func TestConfigsStartWaitsForGrid(t *testing.T) {
 				if code != 0 {
 					t.Fatalf("exit %d; log:\n%s", code, errb.String())
 				}
-			case <-time.After(60 * time.Second):
+			case <-time.After(testutil.MinDeadline):
 				t.Fatal("did not stop")
 			}
 		})

@@ -40,7 +40,7 @@ func TestConfigsRunAloneDualMode(t *testing.T) {
 	done := make(chan int, 1)
 	go func() { done <- CLI(ctx, []string{"run", "configs"}, io.Discard, &errb, envMap(env)) }()
 
-	client := &http.Client{Timeout: 5 * time.Second, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
+	client := &http.Client{Timeout: testutil.MinDeadline, Transport: &http.Transport{TLSClientConfig: &tls.Config{InsecureSkipVerify: true}}}
 	get := func(url string) int {
 		resp, err := client.Get(url)
 		if err != nil {
@@ -49,7 +49,7 @@ func TestConfigsRunAloneDualMode(t *testing.T) {
 		resp.Body.Close()
 		return resp.StatusCode
 	}
-	testutil.Eventually(t, 20*time.Second, "HTTPS on SERVER_PORT", func() bool {
+	testutil.Eventually(t, testutil.MinDeadline, "HTTPS on SERVER_PORT", func() bool {
 		return get("https://127.0.0.1:"+httpsPort+"/configs-service/environment/snapshot") == 200
 	})
 	if code := get("http://127.0.0.1:" + httpPort + "/configs-service/actuator/health/liveness"); code != 200 {
@@ -120,12 +120,13 @@ func TestConfigsFirstAdminUnderUp(t *testing.T) {
 	start := func(t *testing.T, dir string, args ...string) (stop func() string, addr string) {
 		addr = testutil.FreeAddr(t)
 		_, port, _ := net.SplitHostPort(addr)
-		env := map[string]string{"CPESUITE_DATA_DIR": dir, "CPESUITE_LOG_FORMAT": "json", "CPESUITE_CONFIGS_ADDR": addr, "SERVER_PORT": port}
+		env := map[string]string{"CPESUITE_DATA_DIR": dir, "CPESUITE_LOG_FORMAT": "json", "CPESUITE_CONFIGS_ADDR": addr, "SERVER_PORT": port,
+			"CPESUITE_STOP_TIMEOUT": stopTimeout}
 		ctx, cancel := context.WithCancel(context.Background())
 		var errb testutil.SyncBuffer
 		done := make(chan int, 1)
 		go func() { done <- CLI(ctx, args, io.Discard, &errb, envMap(env)) }()
-		testutil.Eventually(t, 2*time.Minute, "configs ready", func() bool { return strings.Contains(errb.String(), `"all modules ready"`) })
+		testutil.Eventually(t, platformDeadline, "configs ready", func() bool { return strings.Contains(errb.String(), `"all modules ready"`) })
 		return func() string {
 			cancel()
 			if code := <-done; code != 0 {

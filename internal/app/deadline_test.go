@@ -41,11 +41,11 @@ func TestUpCutsStalledRequestsOnEveryPort(t *testing.T) {
 		cancel()
 		select {
 		case <-done:
-		case <-time.After(60 * time.Second):
+		case <-time.After(platformDeadline):
 			t.Error("up did not stop")
 		}
 	}()
-	testutil.Eventually(t, 120*time.Second, "all modules ready", func() bool { return strings.Contains(errb.String(), `"all modules ready"`) })
+	testutil.Eventually(t, platformDeadline, "all modules ready", func() bool { return strings.Contains(errb.String(), `"all modules ready"`) })
 
 	stalls := map[string]string{
 		// Content-Length under net/http's 256 KiB post-handler discard, so

@@ -10,6 +10,7 @@ import (
 
 	"cpesuite/internal/platform/logx"
 	"cpesuite/internal/platform/service"
+	"cpesuite/internal/testutil"
 )
 
 // recorder notes lifecycle calls across modules in order.
@@ -63,7 +64,9 @@ func fake(rec *recorder, name string, o fakeOpts) func(context.Context) (service
 
 func newTestManager(rec *recorder, opts map[string]fakeOpts) *Manager {
 	m := NewManager(logx.Discard())
-	m.StopTimeout = 200 * time.Millisecond
+	// A safety net: a module that returns at once must not miss the stop
+	// deadline on a loaded machine. The stuck-module test sets a short one.
+	m.StopTimeout = testutil.MinDeadline
 	m.Register(Module{Name: "grid", Init: fake(rec, "grid", opts["grid"])})
 	m.Register(Module{Name: "db", Init: fake(rec, "db", opts["db"])})
 	m.Register(Module{Name: "acs", Target: true, Deps: []string{"grid", "db"}, Init: fake(rec, "acs", opts["acs"])})
@@ -174,6 +177,9 @@ func TestRunFailureStopsAll(t *testing.T) {
 func TestStuckModuleBoundedByStopTimeout(t *testing.T) {
 	rec := &recorder{}
 	m := newTestManager(rec, map[string]fakeOpts{"speedtest": {stuck: true}})
+	// The stuck module never returns, so it misses any deadline however
+	// fast the machine: a short one keeps the test short.
+	m.StopTimeout = 200 * time.Millisecond
 	ctx, cancel := context.WithCancel(context.Background())
 	errc := make(chan error, 1)
 	go func() { errc <- m.Run(ctx, []string{"speedtest"}) }()

@@ -266,11 +266,11 @@ func startREADMEStack(t *testing.T) *readmeStack {
 		cancel()
 		select {
 		case <-done:
-		case <-time.After(60 * time.Second):
+		case <-time.After(platformDeadline):
 			t.Error("cpesuite up did not stop")
 		}
 	})
-	testutil.Eventually(t, 120*time.Second, "cpesuite up ready", func() bool {
+	testutil.Eventually(t, platformDeadline, "cpesuite up ready", func() bool {
 		select {
 		case code := <-done:
 			t.Fatalf("cpesuite up exited with %d:\n%s", code, logs.String())
@@ -314,7 +314,7 @@ func (s *readmeStack) get(t *testing.T, addr, path string, withToken bool) probe
 	if withToken {
 		req.Header.Set("Authorization", "Bearer "+s.token)
 	}
-	client := &http.Client{Timeout: 60 * time.Second}
+	client := &http.Client{Timeout: testutil.MinDeadline}
 	resp, err := client.Do(req)
 	if err != nil {
 		t.Fatalf("GET %s%s: %v", addr, path, err)
@@ -575,7 +575,7 @@ func runQuickStart(t *testing.T, s *readmeStack, readme string) {
 		}
 		switch {
 		case retry:
-			testutil.Eventually(t, 60*time.Second, fmt.Sprintf("%s to answer %s", qc.cmd, qc.want), match)
+			testutil.Eventually(t, platformDeadline, fmt.Sprintf("%s to answer %s", qc.cmd, qc.want), match)
 		case !match():
 			t.Errorf("%s\n  README says: %s\n  answer:     %.400s", qc.cmd, qc.want, out)
 		}
@@ -590,7 +590,7 @@ func runQuickStart(t *testing.T, s *readmeStack, readme string) {
 
 func runShell(t *testing.T, dir, cmd string, vars map[string]string) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), testutil.MinDeadline)
 	defer cancel()
 	c := exec.CommandContext(ctx, "bash", "-c", cmd)
 	c.Dir = dir
