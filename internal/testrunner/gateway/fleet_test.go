@@ -18,10 +18,7 @@ import (
 // TestStandsAndProfiles covers the CRUD rules and bad input of stands and
 // env profiles on SQLite and PostgreSQL.
 func TestStandsAndProfiles(t *testing.T) {
-	sqltest.ForEachDialect(t, func(t *testing.T, db *sqlstore.DB) {
-		if db.Dialect() == sqlstore.MySQL {
-			t.Skip("the gateway store supports SQLite and PostgreSQL")
-		}
+	sqltest.ForDialects(t, []sqlstore.Dialect{sqlstore.SQLite, sqlstore.Postgres}, func(t *testing.T, db *sqlstore.DB) {
 		e := newEnv(t, envOpts{db: db})
 		ad := e.admin
 		var st Stand

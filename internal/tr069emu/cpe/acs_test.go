@@ -183,7 +183,6 @@ func TestAgainstRealACS(t *testing.T) {
 				wantFault(t, runTask(t, a, d, dev.ID, acs.KindDeleteObject, acs.ObjectArgs{ObjectName: inst}), 9005)
 			})
 			t.Run("Transfers", func(t *testing.T) {
-				requireFilexfer(t, true, true)
 				wantDone(t, runTask(t, a, d, dev.ID, acs.KindDownload, acs.TransferArgs{CommandKey: "acs-dl", FileType: "1 Firmware Upgrade Image", URL: fs.URL + "/fw.bin", FileSize: 4096}), "completeTime")
 				wantDone(t, runTask(t, a, d, dev.ID, acs.KindUpload, acs.TransferArgs{FileType: "1 Vendor Configuration File", URL: fs.URL + "/upload?n=acs-" + m.name}), "completeTime")
 				if !strings.Contains(string(fs.upload("acs-"+m.name)), "SerialNumber="+serial) {

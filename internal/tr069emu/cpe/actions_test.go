@@ -1,7 +1,6 @@
 package cpe
 
 import (
-	"context"
 	"errors"
 	"io"
 	"net/http"
@@ -20,42 +19,9 @@ import (
 	"cpesuite/internal/platform/metrics"
 	"cpesuite/internal/speedtest"
 	"cpesuite/internal/testutil"
-	"cpesuite/internal/tr069emu/filexfer"
 	"cpesuite/internal/tr069emu/tr143"
 	"cpesuite/internal/tr069emu/tree"
 )
-
-// filexfer may still be a skeleton whose functions panic; a transfer
-// against it would crash the test binary from the device's goroutine, so
-// the tests that need it probe it first and skip until it lands.
-var filexferProbe struct {
-	once        sync.Once
-	fetch, send bool
-}
-
-func implemented(fn func()) (ok bool) {
-	defer func() {
-		if recover() != nil {
-			ok = false
-		}
-	}()
-	fn()
-	return true
-}
-
-func requireFilexfer(t *testing.T, fetch, send bool) {
-	t.Helper()
-	filexferProbe.once.Do(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		url := "http://" + testutil.FreeAddr(t) + "/probe"
-		filexferProbe.fetch = implemented(func() { filexfer.Fetch(ctx, url, "", "", 0, 0) })
-		filexferProbe.send = implemented(func() { filexfer.Send(ctx, url, "", "", []byte("probe")) })
-	})
-	if fetch && !filexferProbe.fetch || send && !filexferProbe.send {
-		t.Skip("filexfer not implemented yet")
-	}
-}
 
 // transferDone waits for the session that reports the transfer of key:
 // an Inform with 7 TRANSFER COMPLETE and mEvent/key, then the
@@ -157,7 +123,6 @@ func TestDownloadAndUploadTransfers(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			requireFilexfer(t, tc.download != nil, tc.upload != nil)
 			a, d := rpcDevice(t, tree.TR181, Settings{})
 			key := "cmd-" + strings.ReplaceAll(tc.name, " ", "-")
 			var resp cwmp.Message
