@@ -115,12 +115,13 @@ func (d *Device) goDiagnostic(ctx context.Context, t *tree.Tree, kind tr143.Kind
 	d.wg.Add(1)
 	go func() {
 		defer d.wg.Done()
-		opt := tr143.Options{Timeout: d.env.DiagTimeout}
+		// The diagnostic's traffic crosses the WAN: its counters show it.
+		opt := tr143.Options{Timeout: d.env.DiagTimeout, OnBytes: d.countWAN}
 		if opt.Timeout <= 0 {
 			opt.Timeout = 60 * time.Second
 		}
 		if kind != tr143.IPPing && d.SpeedDelay() {
-			opt.ExtraDelay = d.env.Settings().SpeedDelay
+			opt.SpeedDelay = d.env.Settings().SpeedDelay
 		}
 		get := func(n string) string { p, _ := t.Get(n); return p.Value }
 		obj := tr143.Object(model, kind)

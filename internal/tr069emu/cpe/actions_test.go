@@ -2,6 +2,7 @@ package cpe
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -496,25 +497,66 @@ func TestDiagnostics(t *testing.T) {
 	})
 }
 
+// measured is the speed a diagnostic wrote into the tree, bytes per
+// second, as the executor computes it from BOM, EOM and the test bytes.
+func measured(t *testing.T, d *Device, obj, bytesParam string) float64 {
+	t.Helper()
+	if s := paramValue(t, d, obj+"DiagnosticsState"); s != tr143.StateCompleted {
+		t.Fatalf("state %q", s)
+	}
+	bom, err1 := time.Parse(time.RFC3339Nano, paramValue(t, d, obj+"BOMTime"))
+	eom, err2 := time.Parse(time.RFC3339Nano, paramValue(t, d, obj+"EOMTime"))
+	n, err3 := strconv.ParseInt(paramValue(t, d, obj+bytesParam), 10, 64)
+	if err1 != nil || err2 != nil || err3 != nil || !eom.After(bom) || n <= 0 {
+		t.Fatalf("BOM %v, EOM %v, %s %d: %v %v %v", bom, eom, bytesParam, n, err1, err2, err3)
+	}
+	return float64(n) / eom.Sub(bom).Seconds()
+}
+
+// TestSpeedDelay: makeSpeedDelay's delay throttles the device's speed
+// diagnostics against the real speedtest target, so the speed the ACS
+// computes from the results falls (a tier breach is real), and resetDelay
+// brings it back. The delay makes a loopback transfer far more than 10x
+// slower; the test asks for 2x.
 func TestSpeedDelay(t *testing.T) {
 	t.Parallel()
 	const delay = 300 * time.Millisecond
 	st := speedtestServer(t)
-	a, d := rpcDevice(t, tree.TR181, Settings{SpeedDelay: delay})
-	if d.SpeedDelay() {
-		t.Fatal("speed delay on by default")
-	}
-	d.SetSpeedDelay(true)
-	if !d.SpeedDelay() {
-		t.Fatal("SetSpeedDelay(true) not kept")
-	}
-	obj := tr143.Object(tree.TR181, tr143.Download)
-	took := diagnose(t, a, d, obj, map[string]cwmp.Value{"DownloadURL": cwmp.String(st + "/download?size=1000")})
-	if took < delay {
-		t.Errorf("diagnostic with speed delay reported after %v, want at least %v", took, delay)
-	}
-	if s := paramValue(t, d, obj+"DiagnosticsState"); s != tr143.StateCompleted {
-		t.Errorf("state %q", s)
+	for _, m := range models {
+		for _, c := range []struct {
+			kind   tr143.Kind
+			params map[string]cwmp.Value
+			bytes  string
+		}{
+			{tr143.Download, map[string]cwmp.Value{"DownloadURL": cwmp.String(st + "/download?size=2000000")}, "TestBytesReceived"},
+			{tr143.Upload, map[string]cwmp.Value{"UploadURL": cwmp.String(st + "/upload"), "TestFileLength": cwmp.UnsignedInt(2000000)}, "TotalBytesSent"},
+		} {
+			t.Run(fmt.Sprintf("%s/%d", m.name, c.kind), func(t *testing.T) {
+				t.Parallel()
+				a, d := rpcDevice(t, m.name, Settings{SpeedDelay: delay})
+				if d.SpeedDelay() {
+					t.Fatal("speed delay on by default")
+				}
+				obj := tr143.Object(m.name, c.kind)
+				diagnose(t, a, d, obj, c.params)
+				fast := measured(t, d, obj, c.bytes)
+				d.SetSpeedDelay(true)
+				if !d.SpeedDelay() {
+					t.Fatal("SetSpeedDelay(true) not kept")
+				}
+				diagnose(t, a, d, obj, c.params)
+				slow := measured(t, d, obj, c.bytes)
+				t.Logf("%.0f B/s, with the delay %.0f B/s (%.0fx)", fast, slow, fast/slow)
+				if slow*2 > fast {
+					t.Fatalf("with a %s speed delay %.0f B/s, without %.0f B/s: want at most half", delay, slow, fast)
+				}
+				d.SetSpeedDelay(false)
+				diagnose(t, a, d, obj, c.params)
+				if again := measured(t, d, obj, c.bytes); again < 2*slow {
+					t.Fatalf("after resetDelay %.0f B/s, with the delay %.0f B/s: want at least twice", again, slow)
+				}
+			})
+		}
 	}
 }
 

@@ -142,6 +142,7 @@ type Device struct {
 	retryT      *time.Timer
 	updateT     *time.Timer
 	speedDelay  bool
+	wan         wanCounters
 	updatable   []Updatable
 	pendingDU   *cwmp.ChangeDUState
 	lastCommand string // CommandKey of the last transfer, for invoke TransferComplete
@@ -183,6 +184,7 @@ func (d *Device) prepareTree(t *tree.Tree) {
 		setPresent(t, periodicSets(root, !d.opts.PeriodicDisabled, d.opts.Periodic)...)
 	}
 	uptime, localTime := root+"DeviceInfo.UpTime", root+"Time.CurrentLocalTime"
+	wan := wanParams(t.Template())
 	t.SetResolver(func(name string) (string, bool) {
 		switch name {
 		case uptime:
@@ -194,7 +196,7 @@ func (d *Device) prepareTree(t *tree.Tree) {
 		case localTime:
 			return time.Now().UTC().Format(time.RFC3339), true
 		}
-		return "", false
+		return d.resolveWAN(wan, name)
 	})
 }
 
@@ -228,7 +230,9 @@ func (d *Device) InSession() bool {
 func (d *Device) Start(ctx context.Context) {
 	d.mu.Lock()
 	d.ctx, d.cancel = context.WithCancel(context.WithoutCancel(ctx))
-	d.boot.Store(time.Now().UnixNano())
+	now := time.Now()
+	d.boot.Store(now.UnixNano())
+	d.wan.boot(now)
 	d.periodic = d.periodicFromTree()
 	first := d.opts.FirstPeriodic
 	if first <= 0 {
@@ -533,7 +537,9 @@ func (d *Device) Notify(changes []tree.Change) bool {
 // non-empty or fromACS).
 func (d *Device) Reboot(commandKey string, fromACS bool) {
 	d.mu.Lock()
-	d.boot.Store(time.Now().UnixNano())
+	now := time.Now()
+	d.boot.Store(now.UnixNano())
+	d.wan.boot(now)
 	d.changed = nil
 	d.addEventLocked(cwmp.EventStruct{EventCode: cwmp.EventBoot})
 	if fromACS {
@@ -558,7 +564,9 @@ func (d *Device) FactoryReset() {
 		nt = tree.New(d.tree.Template())
 	}
 	d.prepareTreeLockedSwap(nt)
-	d.boot.Store(time.Now().UnixNano())
+	now := time.Now()
+	d.boot.Store(now.UnixNano())
+	d.wan.boot(now)
 	d.changed = nil
 	d.requests = nil
 	d.events = nil

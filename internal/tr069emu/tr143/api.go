@@ -73,10 +73,17 @@ func KindOf(name string) (kind Kind, dataModel string, ok bool) {
 
 // Options tune a run beyond what the parameters say.
 type Options struct {
-	// ExtraDelay is added before the transfer (makeSpeedDelay's 3 s).
-	ExtraDelay time.Duration
+	// SpeedDelay throttles a download or upload (makeSpeedDelay's 3 s):
+	// the transfer stalls this long after its first payload byte and again
+	// after every SpeedDelayBlock bytes, all connections together, so the
+	// measured speed falls (EOM later, fewer bytes in a time-based window).
+	// Ping ignores it.
+	SpeedDelay time.Duration
 	// Timeout bounds the whole diagnostic.
 	Timeout time.Duration
+	// OnBytes, when set, is told of every byte the diagnostic reads (rx)
+	// or writes (tx) on its sockets, as it happens, from any goroutine.
+	OnBytes func(rx, tx int64)
 }
 
 // Run performs the diagnostic described by the parameters of its object
@@ -86,8 +93,8 @@ type Options struct {
 // error states (Error_CannotResolveHostName, Error_InitConnectionFailed,
 // Error_NoResponse, Error_TransferFailed, Error_Timeout, ...).
 //
-// ExtraDelay is waited first; Timeout (DefaultTimeout when zero) starts
-// after it. On an error state every result parameter is reset (counts to
+// Timeout (DefaultTimeout when zero) is stretched by the stalls SpeedDelay
+// may add to a transfer. On an error state every result parameter is reset (counts to
 // 0, times to the TR-106 unknown time) so that no stale figure of an
 // earlier run survives. When ctx is cancelled the state is "Canceled" on
 // TR-181 and "None" on TR-098, which has no such state. An unknown data

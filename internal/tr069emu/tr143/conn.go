@@ -14,6 +14,15 @@ const dialTimeout = 30 * time.Second
 // connStats is what one test connection saw at the socket, kept up to
 // date by the counting connection and the dialer.
 type connStats struct {
+	// pace, when set, throttles what the connection counts (SpeedDelay).
+	pace *pacer
+	// onBytes, when set, hears of every byte read and written (the
+	// device's WAN counters).
+	onBytes func(rx, tx int64)
+	// upload says the connection carries an upload: its reads are the
+	// server's answer, never throttled.
+	upload bool
+
 	mu sync.Mutex
 	f  connFigures
 }
@@ -69,6 +78,13 @@ func (s *connStats) markBodyStarted() {
 	s.mu.Lock()
 	s.f.bodyStarted = true
 	s.mu.Unlock()
+}
+
+// payloadStarted reports whether the next write carries upload payload.
+func (s *connStats) payloadStarted() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.f.bodyStarted
 }
 
 func (s *connStats) markResponse(at time.Time) {
@@ -177,19 +193,61 @@ type countingConn struct {
 
 func (c *countingConn) Read(p []byte) (int, error) {
 	n, err := c.Conn.Read(p)
-	if n > 0 {
+	if n > 0 && c.s.onBytes != nil {
+		c.s.onBytes(int64(n), 0)
+	}
+	if n <= 0 {
+		return n, err
+	}
+	pc := c.s.pace
+	if pc == nil || c.s.upload {
 		c.s.onRead(n, time.Now())
+		return n, err
+	}
+	// A throttled download counts the bytes as the slow link would have
+	// delivered them: a stall holds back what already arrived.
+	for off := 0; off < n; {
+		k := pc.take(n - off)
+		c.s.onRead(k, time.Now())
+		pc.counted(k)
+		off += k
 	}
 	return n, err
 }
 
 func (c *countingConn) Write(p []byte) (int, error) {
-	at := time.Now()
-	n, err := c.Conn.Write(p)
-	if n > 0 {
-		c.s.onWrite(n, at)
+	pc := c.s.pace
+	if pc == nil || !c.s.upload || !c.s.payloadStarted() {
+		at := time.Now()
+		n, err := c.Conn.Write(p)
+		c.wrote(n, at)
+		return n, err
 	}
-	return n, err
+	// A throttled upload holds the payload back at each stall, so the
+	// server's answer (EOM) comes that much later.
+	total := 0
+	for total < len(p) {
+		k := pc.take(len(p) - total)
+		at := time.Now()
+		n, err := c.Conn.Write(p[total : total+k])
+		c.wrote(n, at)
+		pc.counted(n)
+		total += n
+		if err != nil {
+			return total, err
+		}
+	}
+	return total, nil
+}
+
+func (c *countingConn) wrote(n int, at time.Time) {
+	if n <= 0 {
+		return
+	}
+	c.s.onWrite(n, at)
+	if c.s.onBytes != nil {
+		c.s.onBytes(0, int64(n))
+	}
 }
 
 // isDNSError reports whether err is a failure to resolve a name.

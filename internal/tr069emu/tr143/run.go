@@ -56,14 +56,8 @@ func run(ctx context.Context, dataModel string, kind Kind, get func(string) stri
 		get = func(string) string { return "" }
 	}
 	in := inputs{obj: obj, get: get}
-	if opt.ExtraDelay > 0 {
-		t := time.NewTimer(opt.ExtraDelay)
-		select {
-		case <-t.C:
-		case <-ctx.Done():
-			t.Stop()
-			return failure(dataModel, kind, obj, ctxState(ctx, dataModel, kind))
-		}
+	if ctx.Err() != nil {
+		return failure(dataModel, kind, obj, ctxState(ctx, dataModel, kind))
 	}
 	switch kind {
 	case Download, Upload:
@@ -89,12 +83,20 @@ func ctxState(parent context.Context, dataModel string, kind Kind) string {
 	return StateTimeout
 }
 
-// runTimeout is the bound of one run after its ExtraDelay.
+// runTimeout is the bound of one run.
 func runTimeout(opt Options, floor time.Duration) time.Duration {
 	if opt.Timeout > 0 {
 		return opt.Timeout
 	}
 	return max(DefaultTimeout, floor)
+}
+
+// stallAllowance is what a transfer's SpeedDelay adds to its time bound:
+// the first stall, which every throttled transfer pays whatever its size.
+// Later stalls are the slow link's own time and count against the Timeout
+// as a slow link's would.
+func stallAllowance(opt Options) time.Duration {
+	return max(opt.SpeedDelay, 0)
 }
 
 // inputs reads the parameters of one diagnostics object.

@@ -112,7 +112,7 @@ func runTransfer(ctx context.Context, dataModel string, kind Kind, in inputs, op
 	if !ok {
 		return failure(dataModel, kind, in.obj, badInputState(dataModel))
 	}
-	runCtx, cancel := context.WithTimeout(ctx, runTimeout(opt, spec.duration+TimeBasedGrace))
+	runCtx, cancel := context.WithTimeout(ctx, runTimeout(opt, spec.duration+TimeBasedGrace)+stallAllowance(opt))
 	defer cancel()
 	// The first failing connection ends the others: the test has failed.
 	connCtx, stop := context.WithCancel(runCtx)
@@ -127,9 +127,10 @@ func runTransfer(ctx context.Context, dataModel string, kind Kind, in inputs, op
 		mu    sync.Mutex
 		state string
 		stats = make([]*connStats, spec.conns)
+		pace  = newPacer(opt.SpeedDelay, connCtx.Done(), deadline)
 	)
 	for i := range stats {
-		st := &connStats{}
+		st := &connStats{pace: pace, onBytes: opt.OnBytes, upload: kind == Upload}
 		stats[i] = st
 		wg.Go(func() {
 			var err error

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -418,26 +419,98 @@ func TestConnectionsCapped(t *testing.T) {
 	}
 }
 
-func TestExtraDelay(t *testing.T) {
-	t.Parallel()
+// speed is a transfer's measured speed in bytes per second, as an ACS
+// computes it: test bytes over EOM - BOM.
+func speed(t *testing.T, out map[string]string, obj string, kind Kind, dm string) float64 {
+	t.Helper()
+	if got := out[obj+"DiagnosticsState"]; got != StateCompleted {
+		t.Fatalf("DiagnosticsState %q, results %v", got, out)
+	}
+	bom, err1 := time.Parse(timeLayout, out[obj+"BOMTime"])
+	eom, err2 := time.Parse(timeLayout, out[obj+"EOMTime"])
+	if err1 != nil || err2 != nil || !eom.After(bom) {
+		t.Fatalf("BOM %q, EOM %q: want EOM after BOM", out[obj+"BOMTime"], out[obj+"EOMTime"])
+	}
+	name := "TestBytesReceived"
+	if kind == Upload {
+		name = "TestBytesSent"
+		if dm == TR098 {
+			name = "TotalBytesSent"
+		}
+	}
+	return float64(mustInt(t, out, obj+name)) / eom.Sub(bom).Seconds()
+}
+
+// TestSpeedDelayThrottles holds makeSpeedDelay's throttle against the real
+// speedtest target: the same test with the delay measures far slower, in
+// BOM/EOM and, in a time-based window, in bytes. The delay is chosen to
+// make a loopback transfer hundreds of times slower; the test asks for 2x,
+// a margin no loaded machine can eat.
+func TestSpeedDelayThrottles(t *testing.T) {
+	const delay = 500 * time.Millisecond
 	srv := startSpeedtest(t)
-	// The delay is longer than the Timeout, which starts after it.
-	const delay, timeout = 1500 * time.Millisecond, time.Second
-	for _, dm := range []string{TR098, TR181} {
-		obj := Object(dm, Download)
-		start := time.Now()
-		out := Run(testCtx(t), dm, Download, params(obj, map[string]string{"DownloadURL": srv.URL + "/download?size=10"}),
-			Options{ExtraDelay: delay, Timeout: timeout})
-		if got := out[obj+"DiagnosticsState"]; got != StateCompleted {
-			t.Fatalf("%s: DiagnosticsState %q: the Timeout must not include the delay", dm, got)
-		}
-		if took := time.Since(start); took < delay {
-			t.Fatalf("%s: took %s, less than the %s delay", dm, took, delay)
-		}
-		rom, _ := time.Parse(timeLayout, out[obj+"ROMTime"])
-		if rom.Sub(start) < delay-time.Microsecond { // ROMTime is truncated to µs
-			t.Fatalf("%s: request sent %s after the start, before the delay", dm, rom.Sub(start))
-		}
+	// Unthrottled, loopback can outrun the target's 1 GB upload limit in a
+	// one-second window; this sink has none.
+	sink := startServer(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n, _ := io.Copy(io.Discard, r.Body)
+		_, _ = w.Write([]byte(`{"bytes":` + strconv.FormatInt(n, 10) + `}`))
+	}))
+	cases := []struct {
+		name  string
+		dm    string
+		kind  Kind
+		in    map[string]string
+		timed bool
+	}{
+		{"TR-098/download", TR098, Download, map[string]string{"DownloadURL": srv.URL + "/download?size=2000000"}, false},
+		{"TR-098/upload", TR098, Upload, map[string]string{"UploadURL": srv.URL + "/upload", "TestFileLength": "2000000"}, false},
+		{"TR-181/download", TR181, Download, map[string]string{"DownloadURL": srv.URL + "/download?size=2000000"}, false},
+		{"TR-181/upload", TR181, Upload, map[string]string{"UploadURL": srv.URL + "/upload", "TestFileLength": "2000000"}, false},
+		{"TR-181/download/3 connections", TR181, Download, map[string]string{"DownloadURL": srv.URL + "/download?size=2000000", "NumberOfConnections": "3"}, false},
+		{"TR-181/upload/3 connections", TR181, Upload, map[string]string{"UploadURL": srv.URL + "/upload", "TestFileLength": "6000000", "NumberOfConnections": "3"}, false},
+		{"TR-181/download/time based", TR181, Download, map[string]string{"DownloadURL": srv.URL + "/download?size=1000000000", "TimeBasedTestDuration": "1"}, true},
+		{"TR-181/upload/time based", TR181, Upload, map[string]string{"UploadURL": sink.URL + "/upload", "TimeBasedTestDuration": "1"}, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			obj := Object(c.dm, c.kind)
+			var (
+				mu    sync.Mutex
+				moved [2]int64 // received, sent
+			)
+			onBytes := func(rx, tx int64) {
+				mu.Lock()
+				moved[0] += rx
+				moved[1] += tx
+				mu.Unlock()
+			}
+			base := Run(testCtx(t), c.dm, c.kind, params(obj, c.in), Options{})
+			slow := Run(testCtx(t), c.dm, c.kind, params(obj, c.in), Options{SpeedDelay: delay, OnBytes: onBytes})
+			fast, throttled := speed(t, base, obj, c.kind, c.dm), speed(t, slow, obj, c.kind, c.dm)
+			t.Logf("%.0f B/s without the delay, %.0f B/s with it (%.0fx)", fast, throttled, fast/throttled)
+			if throttled*2 > fast {
+				t.Fatalf("speed with a %s delay %.0f B/s, without %.0f B/s: want at most half", delay, throttled, fast)
+			}
+			bytes := "TestBytesReceived"
+			if c.kind == Upload {
+				bytes = "TotalBytesSent"
+			}
+			test := mustInt(t, slow, obj+bytes)
+			if c.timed && test > 3*SpeedDelayBlock {
+				// One stall at the first byte, one block, a stall that the
+				// window's end cuts: no more than that fits in the window.
+				t.Fatalf("%d test bytes in a 1 s window with a %s delay, want at most 3 blocks", test, delay)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if got := moved[0]; c.kind == Download && got < test {
+				t.Fatalf("OnBytes heard %d bytes received, the test counted %d", got, test)
+			}
+			if got := moved[1]; c.kind == Upload && got < test {
+				t.Fatalf("OnBytes heard %d bytes sent, the test counted %d", got, test)
+			}
+		})
 	}
 }
 
@@ -448,7 +521,7 @@ func TestCanceled(t *testing.T) {
 			cancel()
 			obj := Object(dm, kind)
 			out := Run(ctx, dm, kind, params(obj, map[string]string{"DownloadURL": "http://127.0.0.1/",
-				"UploadURL": "http://127.0.0.1/", "Host": "127.0.0.1"}), Options{ExtraDelay: time.Hour})
+				"UploadURL": "http://127.0.0.1/", "Host": "127.0.0.1"}), Options{SpeedDelay: time.Hour})
 			if got := out[obj+"DiagnosticsState"]; got != want {
 				t.Fatalf("%s %d: DiagnosticsState %q, want %q", dm, kind, got, want)
 			}
