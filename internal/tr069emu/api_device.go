@@ -56,6 +56,11 @@ func (api *API) deviceRoutes(h func(string, httpx.Handler)) {
 	h("POST /apiV2/updatableParameters", api.setUpdatable)
 	h("GET /apiV2/paramsXmlList", api.paramsXMLList)
 	h("POST /apiV2/uploadParamTree", api.uploadParamTree)
+	// Extensions the specification does not name: WAN load for the
+	// campaign executor's WAN-busy rule.
+	h("POST /apiV2/makeWanBusy", api.makeWANBusy)
+	h("POST /apiV2/resetWanBusy", api.resetWANBusy)
+	h("GET /apiV2/wanTraffic", api.wanTraffic)
 }
 
 // ParameterInfo is one parameter with its attributes.
@@ -775,4 +780,80 @@ func (api *API) uploadParamTree(w http.ResponseWriter, r *http.Request) error {
 		return err
 	}
 	return ok(w, map[string]string{"filename": name})
+}
+
+// WANTraffic is a device's WAN load and counters (GET /apiV2/wanTraffic).
+type WANTraffic struct {
+	Serial string `json:"serial"`
+	// Busy is true while a busy rate is set in either direction.
+	Busy                   bool  `json:"busy"`
+	DownloadBytesPerSecond int64 `json:"downloadBytesPerSecond"`
+	UploadBytesPerSecond   int64 `json:"uploadBytesPerSecond"`
+	// BytesReceived and BytesSent are the WAN counters since boot, before
+	// the 32-bit wrap a TR-098 tree applies to its unsignedInt counters.
+	BytesReceived int64 `json:"bytesReceived"`
+	BytesSent     int64 `json:"bytesSent"`
+}
+
+// makeWANBusy sets a running device's (batch or single) WAN busy rates:
+// its WAN counters then grow at those rates instead of the idle ones.
+func (api *API) makeWANBusy(w http.ResponseWriter, r *http.Request) error {
+	var b struct {
+		Serial                 string `json:"serial"`
+		DownloadBytesPerSecond *int64 `json:"downloadBytesPerSecond"`
+		UploadBytesPerSecond   *int64 `json:"uploadBytesPerSecond"`
+	}
+	if err := decode(r, &b); err != nil {
+		return err
+	}
+	serial := strings.TrimSpace(b.Serial)
+	if err := checkSerial(serial); err != nil {
+		return err
+	}
+	var rates [2]int64
+	for i, f := range []struct {
+		name string
+		v    *int64
+	}{{"downloadBytesPerSecond", b.DownloadBytesPerSecond}, {"uploadBytesPerSecond", b.UploadBytesPerSecond}} {
+		if f.v == nil {
+			continue
+		}
+		if *f.v < 0 || *f.v > cpe.MaxWANRate {
+			return errf("%s must be from 0 to %d bytes per second, got %d", f.name, cpe.MaxWANRate, *f.v)
+		}
+		rates[i] = *f.v
+	}
+	if rates[0] == 0 && rates[1] == 0 {
+		return errf("downloadBytesPerSecond or uploadBytesPerSecond must be above 0; POST /apiV2/resetWanBusy makes the WAN idle")
+	}
+	d, err := api.e.device(serial)
+	if err != nil {
+		return err
+	}
+	d.SetWANBusy(rates[0], rates[1])
+	return noContent(w)
+}
+
+func (api *API) resetWANBusy(w http.ResponseWriter, r *http.Request) error {
+	d, err := api.bodyDevice(r)
+	if err != nil {
+		return err
+	}
+	d.SetWANBusy(0, 0)
+	return noContent(w)
+}
+
+func (api *API) wanTraffic(w http.ResponseWriter, r *http.Request) error {
+	serial, err := query(r, "serial")
+	if err != nil {
+		return err
+	}
+	d, err := api.e.device(serial)
+	if err != nil {
+		return err
+	}
+	tr := d.WANTraffic()
+	return ok(w, WANTraffic{Serial: d.Serial(), Busy: tr.BusyRxRate > 0 || tr.BusyTxRate > 0,
+		DownloadBytesPerSecond: tr.BusyRxRate, UploadBytesPerSecond: tr.BusyTxRate,
+		BytesReceived: tr.BytesReceived, BytesSent: tr.BytesSent})
 }
