@@ -24,6 +24,7 @@ require (
 	github.com/plgd-dev/go-coap/v3 v3.5.1
 	github.com/prometheus/client_golang v1.23.2
 	github.com/prometheus/client_model v0.6.2
+	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	github.com/swaggest/swgui v1.8.5
 	go.yaml.in/yaml/v3 v3.0.4
 	golang.org/x/crypto v0.58.0
