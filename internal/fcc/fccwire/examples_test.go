@@ -37,10 +37,9 @@ func speedActivate() *fccwire.Activate {
 				{
 					ConfigID: 1, Manufacturer: "Acme", Model: "Gateway 98",
 					Speed: &fccwire.SpeedSettings{
-						TestMode:    fccwire.FileBased,
-						DownloadURL: "http://127.0.0.1:7580/download?size=10000000",
-						UploadURL:   "http://127.0.0.1:7580/upload",
-						// A query with & must travel unescaped.
+						TestMode:            fccwire.FileBased,
+						DownloadURL:         "http://127.0.0.1:7580/download?size=10000000",
+						UploadURL:           "http://127.0.0.1:7580/upload",
 						DownloadConnections: ptr(4), UploadConnections: ptr(2),
 						FileSizeUpload:    ptr(int64(5_000_000)),
 						SpeedTierDownload: ptr(int64(100_000)), SpeedTierUpload: ptr(int64(20_000)),
@@ -55,6 +54,7 @@ func speedActivate() *fccwire.Activate {
 					ConfigID: 2, Manufacturer: "Acme", Model: "Router 181",
 					Speed: &fccwire.SpeedSettings{
 						TestMode: fccwire.TimeBased, TimeBasedTestDuration: ptr(15),
+						// A query with & must travel unescaped.
 						DownloadURL: "http://127.0.0.1:7580/download?size=10000000&x=1",
 					},
 					Devices: []fccwire.Device{
@@ -71,6 +71,7 @@ func latencyActivate() *fccwire.Activate {
 	a := speedActivate()
 	a.CommandID, a.ActivationID, a.FccTestID, a.Type = "outbox-4712", 913, 78, fccwire.TypeLatency
 	a.RunNumber = 2
+	a.Window.EndAt = at(time.Hour)
 	a.Schedule = fccwire.Schedule{TotalTestDuration: 1, SingleTestDuration: 60, Iterations: 1}
 	a.Config.Groups = []fccwire.Group{{
 		ConfigID: 5,
