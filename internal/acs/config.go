@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"cpesuite/internal/platform/campaigntime"
 	"cpesuite/internal/platform/config"
 	"cpesuite/internal/platform/sqlstore"
 )
@@ -40,6 +41,10 @@ type Config struct {
 	DefaultDomain       int64
 	InformBatch         int
 	InformWriters       int
+
+	// TimeScale is CPESUITE_CAMPAIGN_TIME_SCALE, set by the process so that
+	// the campaign executor runs on the campaign service's clock.
+	TimeScale campaigntime.Scale
 }
 
 // RegisterFlags registers the ACS variables.

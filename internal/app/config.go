@@ -10,6 +10,7 @@ import (
 	"cpesuite/internal/configsvc"
 	"cpesuite/internal/fcc"
 	"cpesuite/internal/iotemu"
+	"cpesuite/internal/platform/campaigntime"
 	"cpesuite/internal/platform/config"
 	"cpesuite/internal/platform/grid"
 	"cpesuite/internal/speedtest"
@@ -31,6 +32,10 @@ type Config struct {
 	Addrs map[string]string
 	// AddrsSet records which addresses the operator set explicitly.
 	AddrsSet map[string]bool
+
+	// CampaignTime is read once and handed to the campaign service and the
+	// ACS, so both sides of a campaign run on the same clock.
+	CampaignTime campaigntime.Scale
 
 	Grid        grid.Config
 	Speedtest   speedtest.Config
@@ -77,6 +82,7 @@ func (c *Config) RegisterFlags(s *config.Set, lookupEnv func(string) (string, bo
 				return nil
 			})
 	}
+	c.CampaignTime.RegisterFlags(s)
 	c.Grid.RegisterFlags(s)
 	c.Speedtest.RegisterFlags(s)
 	c.ACS.RegisterFlags(s)
@@ -102,6 +108,7 @@ func (c *Config) Validate() error {
 	if c.Grid.StoreDir == "" {
 		c.Grid.StoreDir = filepath.Join(c.DataDir, "grid")
 	}
+	c.FCC.TimeScale, c.ACS.TimeScale = c.CampaignTime, c.CampaignTime
 	if err := c.Grid.Validate(); err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package fcc
 import (
 	"time"
 
+	"cpesuite/internal/platform/campaigntime"
 	"cpesuite/internal/platform/config"
 )
 
@@ -14,6 +15,9 @@ import (
 type Config struct {
 	Addr    string // set by the module from the port table
 	DataDir string // set by the module
+	// TimeScale is CPESUITE_CAMPAIGN_TIME_SCALE, set by the process so that
+	// the ACS runs on the same one.
+	TimeScale campaigntime.Scale
 
 	DBDialect    string
 	DBDSN        string
