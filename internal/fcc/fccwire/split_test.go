@@ -2,6 +2,7 @@ package fccwire_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"slices"
 	"testing"
@@ -128,6 +129,46 @@ func BenchmarkSplitActivate20000(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := fccwire.SplitActivate(a, 0); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// The result benchmarks measure the per-message cost on the ingestion path
+// (issue 21's goal is 100,000 rows/s end to end); UnmarshalOnly is the
+// baseline of the same bytes without the contract, for a ratio in one run.
+func BenchmarkEncodeResult(b *testing.B) {
+	r := speedResult()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := fccwire.Encode(r); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkDecodeResult(b *testing.B) {
+	msg, err := fccwire.Encode(speedResult())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := fccwire.Decode(fccwire.KindResult, msg); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkUnmarshalResultOnly(b *testing.B) {
+	msg, err := fccwire.Encode(speedResult())
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		var r fccwire.Result
+		if err := json.Unmarshal(msg, &r); err != nil {
 			b.Fatal(err)
 		}
 	}
