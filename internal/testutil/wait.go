@@ -1,7 +1,10 @@
 package testutil
 
 import (
+	"math/rand/v2"
 	"net"
+	"strconv"
+	"sync"
 	"testing"
 	"time"
 )
@@ -10,13 +13,35 @@ import (
 // test starts on a port of its own.
 func FreeAddr(t testing.TB) string {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	for range 200 {
+		port := freePortLow + rand.IntN(freePortHigh-freePortLow)
+		if _, taken := handedOut.LoadOrStore(port, true); taken {
+			continue
+		}
+		addr := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			continue
+		}
+		ln.Close()
+		return addr
 	}
-	defer ln.Close()
-	return ln.Addr().String()
+	t.Fatal("no free port found between 20000 and 32000")
+	return ""
 }
+
+// FreeAddr's ports lie below the kernel's ephemeral range (32768 and up
+// on Linux): a port the kernel hands out as :0 is also the one it hands to
+// the next outgoing connection of any process, so under a parallel test
+// run it was often taken again before the test could bind it. Ports here
+// are only ever taken by another test's FreeAddr, which picks at random,
+// and never twice in one process.
+const (
+	freePortLow  = 20000
+	freePortHigh = 32000
+)
+
+var handedOut sync.Map
 
 // MinDeadline is the shortest time Eventually waits before it gives up. A
 // deadline in a test is a safety net against a hang, never a measure of
