@@ -93,18 +93,30 @@ func (s *Service) Login(ctx context.Context, username, password string, client n
 		s.addrLimiter.End(akey, end, failed)
 	}()
 
-	u, hash, err := s.credentials(ctx, username)
-	if err != nil {
-		// Not the caller's fault, so not counted as a failure.
-		failed = false
-		return "", User{}, time.Time{}, err
-	}
-	match, verr := s.hashing.Verify(ctx, hash, password)
-	if errors.Is(verr, passwd.ErrBusy) || ctx.Err() != nil {
+	// The hashing slot first, then the account lookup inside it: a login
+	// refused because every slot is taken costs no database query (under
+	// a flood the lookups of refused attempts were the gateway's largest
+	// cost after argon2 itself).
+	var (
+		hash       string
+		match      bool
+		cerr, verr error
+	)
+	herr := s.hashing.Do(ctx, func() {
+		if u, hash, cerr = s.credentials(ctx, username); cerr == nil {
+			match, verr = passwd.Verify(hash, password)
+		}
+	})
+	if herr != nil || ctx.Err() != nil {
 		// No password was checked: neither a failure of the caller's nor
 		// an answer about the account.
 		failed = false
-		return "", User{}, time.Time{}, s.refuseUnchecked(ctx, verr, attempted, addr, akey)
+		return "", User{}, time.Time{}, s.refuseUnchecked(ctx, herr, attempted, addr, akey)
+	}
+	if cerr != nil {
+		// Not the caller's fault, so not counted as a failure.
+		failed = false
+		return "", User{}, time.Time{}, cerr
 	}
 	if verr != nil {
 		// A damaged hash row: the account cannot log in until its password
