@@ -80,31 +80,42 @@ func (s *Service) checkPassword(ctx context.Context, username, password string, 
 		return User{}, refusal{}, apperr.Invalid("CREDENTIALS_REQUIRED", "username and password are required")
 	}
 	var u User
-	ref, err := s.logins.check(ctx, username, who.ClientIP, s.now, func(ctx context.Context) (bool, error) {
-		var err error
-		u, err = s.st.userByName(ctx, username)
-		if errors.Is(err, apperr.ErrNotFound) {
-			if _, err := s.logins.hashing.Verify(ctx, dummyHash, password); err != nil {
-				return false, err
-			}
-			return true, errBadCredentials
+	ref, err := s.logins.check(ctx, username, who.ClientIP, s.now, func(ctx context.Context) (failed bool, err error) {
+		// The hashing slot first, then the lookup inside it: a login
+		// refused because every slot is taken costs no database query.
+		if herr := s.logins.hashing.Do(ctx, func() {
+			failed, err = s.verifyAccount(ctx, username, password, &u)
+		}); herr != nil {
+			return false, herr
 		}
-		if err != nil {
-			return false, err
-		}
-		ok, err := s.logins.hashing.Verify(ctx, u.PasswordHash, password)
-		if err != nil {
-			return false, err
-		}
-		if !ok {
-			return true, errBadCredentials
-		}
-		return false, nil
+		return failed, err
 	})
 	if err != nil {
 		return User{}, ref, err
 	}
 	return u, ref, nil
+}
+
+// verifyAccount looks the account up and checks its password (an unknown
+// user against dummyHash, so both cost the same); the caller holds a
+// hashing slot. failed reports a wrong password or an unknown user.
+func (s *Service) verifyAccount(ctx context.Context, username, password string, u *User) (failed bool, err error) {
+	*u, err = s.st.userByName(ctx, username)
+	hash := u.PasswordHash
+	switch {
+	case errors.Is(err, apperr.ErrNotFound):
+		hash = dummyHash
+	case err != nil:
+		return false, err
+	}
+	ok, verr := passwd.Verify(hash, password)
+	if verr != nil && !errors.Is(err, apperr.ErrNotFound) {
+		return false, verr
+	}
+	if !ok || err != nil {
+		return true, errBadCredentials
+	}
+	return false, nil
 }
 
 // openSession issues an access token and a refresh token. An empty family
