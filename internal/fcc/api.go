@@ -57,6 +57,8 @@ func (a *API) Routes(mux *httpx.Mux) {
 	mux.Handle("POST /FCC/admin/domain-setting/delete", h(a.deleteDomainSetting))
 	mux.Handle("POST /FCC/admin/model-capability/list", h(a.capabilities))
 	mux.Handle("PUT /FCC/admin/model-capability", h(rpc(a.s.PutCapability)))
+	a.runRoutes(mux, h)
+	a.resultRoutes(mux, h)
 	httpx.ServeOpenAPI(mux.ServeMux, "/FCC/v3/api-docs", "/FCC/swagger-ui.html", "cpesuite campaign service", openAPIDoc)
 }
 

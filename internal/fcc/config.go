@@ -3,6 +3,8 @@ package fcc
 import (
 	"time"
 
+	"cpesuite/internal/fcc/ingest"
+	"cpesuite/internal/fcc/results"
 	"cpesuite/internal/platform/campaigntime"
 	"cpesuite/internal/platform/config"
 )
@@ -33,6 +35,13 @@ type Config struct {
 	DefaultConnections int
 	UserFallback       string
 	ACSSchemaCheck     bool
+
+	// Runs: activation, scheduler, outbox, watchdog (config_runs.go).
+	Runs RunsConfig
+	// ResultStore: svc.fcc.resultstore.* (package results).
+	ResultStore results.Config
+	// Ingest: svc.fcc.result.*, dedup and dead letters (package ingest).
+	Ingest ingest.Config
 }
 
 // RegisterFlags declares the variables.
@@ -50,6 +59,9 @@ func (c *Config) RegisterFlags(s *config.Set) {
 	s.Int(&c.DefaultConnections, "svc.fcc.default-max-connections", "SVC_FCC_DEFAULT_MAX_CONNECTIONS", 16, "TR-143 connection ceiling of models without a capability row")
 	s.Bool(&c.ACSSchemaCheck, "svc.fcc.ftacs.schema-check.enabled", "SVC_FCC_FTACS_SCHEMA_CHECK_ENABLED", true, "check at start-up that the ACS device tables are readable")
 	s.String(&c.UserFallback, "svc.fcc.audit.user-fallback", "SVC_FCC_AUDIT_USER_FALLBACK", "unknown", "audit user when X-SVC-User-Id is absent")
+	c.Runs.RegisterFlags(s)
+	c.ResultStore.RegisterFlags(s)
+	c.Ingest.RegisterFlags(s)
 }
 
 // Validate checks the values.
@@ -69,6 +81,11 @@ func (c *Config) Validate() error {
 		return config.Errorf("SVC_FCC_DEFAULT_MAX_CONNECTIONS", "must be at least 1")
 	case c.UserFallback == "":
 		return config.Errorf("SVC_FCC_AUDIT_USER_FALLBACK", "must not be empty")
+	}
+	for _, v := range []interface{ Validate() error }{&c.Runs, &c.ResultStore, &c.Ingest} {
+		if err := v.Validate(); err != nil {
+			return err
+		}
 	}
 	return nil
 }

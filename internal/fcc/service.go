@@ -25,6 +25,11 @@ type Service struct {
 	defaultsLoads atomic.Int64
 
 	acsDB *sqlstore.DB // nil in tests that pass a resolver of their own
+
+	// results gates activation and the reports (results_gate.go); runs is
+	// the activation machinery (runs*.go). Both are set after New.
+	results resultHooks
+	runs    *runEngine
 }
 
 // New returns the service. acs reads the ACS device tables.
