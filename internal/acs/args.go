@@ -95,6 +95,9 @@ type DiagnosticsArgs struct {
 	DataBlockSize        uint32 `json:"dataBlockSize,omitempty"`
 	NumberOfConnections  uint32 `json:"numberOfConnections,omitempty"`
 	EnablePerConnResults bool   `json:"enablePerConnectionResults,omitempty"`
+	// TimeBasedTestDuration (seconds, 1-999) makes a TR-181 transfer
+	// time-based (TR-143 Amendment 1); TR-098 has no such parameter.
+	TimeBasedTestDuration uint32 `json:"timeBasedTestDuration,omitempty"`
 }
 
 // xsdTypes are the value types SetParameterValues accepts.
@@ -317,6 +320,9 @@ func (a *DiagnosticsArgs) validate() error {
 			return err
 		}
 	}
+	if a.TimeBasedTestDuration > 999 {
+		return fmt.Errorf("timeBasedTestDuration must be 1 to 999 seconds")
+	}
 	if len(a.Host) > 256 || strings.ContainsAny(a.Host, " /<>&\"'") {
 		return fmt.Errorf("host %q is not a host name or address", a.Host)
 	}
@@ -326,8 +332,8 @@ func (a *DiagnosticsArgs) validate() error {
 func (a *DiagnosticsArgs) validateKind(kind TaskKind) error {
 	switch kind {
 	case KindIPPing:
-		if a.URL != "" || a.TestFileLength != 0 || a.NumberOfConnections != 0 {
-			return fmt.Errorf("url, testFileLength and numberOfConnections do not apply to IPPing")
+		if a.URL != "" || a.TestFileLength != 0 || a.NumberOfConnections != 0 || a.TimeBasedTestDuration != 0 {
+			return fmt.Errorf("url, testFileLength, numberOfConnections and timeBasedTestDuration do not apply to IPPing")
 		}
 	default:
 		if a.Host != "" || a.NumberOfRepetitions != 0 || a.TimeoutMs != 0 || a.DataBlockSize != 0 {

@@ -42,6 +42,9 @@ type Config struct {
 	InformBatch         int
 	InformWriters       int
 
+	// Executor is the campaign executor's configuration (campaign.go).
+	Executor ExecutorConfig
+
 	// TimeScale is CPESUITE_CAMPAIGN_TIME_SCALE, set by the process so that
 	// the campaign executor runs on the campaign service's clock.
 	TimeScale campaigntime.Scale
@@ -75,6 +78,7 @@ func (c *Config) RegisterFlags(s *config.Set) {
 	s.Int64(&c.DefaultDomain, "acs.default-domain", "CPESUITE_ACS_DEFAULT_DOMAIN", 1, "domain of newly seen devices")
 	s.Int(&c.InformBatch, "acs.inform-batch", "CPESUITE_ACS_INFORM_BATCH", MaxInformBatch, "most Informs written in one transaction")
 	s.Int(&c.InformWriters, "acs.inform-writers", "CPESUITE_ACS_INFORM_WRITERS", 2, "concurrent Inform batch writers")
+	c.Executor.RegisterFlags(s)
 }
 
 func parseFactor(p *float64, v string) error {
@@ -131,6 +135,9 @@ func (c *Config) Validate() error {
 	}
 	if c.InformWriters < 1 || c.InformWriters > 16 {
 		return config.Errorf("CPESUITE_ACS_INFORM_WRITERS", "must be from 1 to 16")
+	}
+	if c.Executor.Enabled {
+		return c.Executor.Validate()
 	}
 	return nil
 }

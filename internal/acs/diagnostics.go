@@ -95,6 +95,9 @@ func diagSetValues(dataModel string, kind TaskKind, a DiagnosticsArgs, speedtest
 		if a.EnablePerConnResults {
 			add("EnablePerConnectionResults", "true", "xsd:boolean")
 		}
+		if a.TimeBasedTestDuration > 0 {
+			add("TimeBasedTestDuration", u32(a.TimeBasedTestDuration), "xsd:unsignedInt")
+		}
 	}
 	add("DiagnosticsState", "Requested", "xsd:string")
 	return vals
@@ -125,6 +128,7 @@ type PerConnectionResult struct {
 	BOMTime             string  `json:"bomTime,omitempty"`
 	EOMTime             string  `json:"eomTime,omitempty"`
 	TestBytesReceived   *uint64 `json:"testBytesReceived,omitempty"`
+	TestBytesSent       *uint64 `json:"testBytesSent,omitempty"`
 	TotalBytesReceived  *uint64 `json:"totalBytesReceived,omitempty"`
 	TotalBytesSent      *uint64 `json:"totalBytesSent,omitempty"`
 	TCPOpenRequestTime  string  `json:"tcpOpenRequestTime,omitempty"`
@@ -249,6 +253,8 @@ func perConnection(obj string, params Params, firstErr *error) []PerConnectionRe
 			pc.TCPOpenResponseTime = v.Value
 		case "TestBytesReceived":
 			pc.TestBytesReceived = num()
+		case "TestBytesSent":
+			pc.TestBytesSent = num()
 		case "TotalBytesReceived":
 			pc.TotalBytesReceived = num()
 		case "TotalBytesSent":

@@ -58,36 +58,45 @@ func scanTasks(rows *sql.Rows) ([]Task, error) {
 
 // Enqueue stores tasks under a new transaction, atomically.
 func (s *Store) Enqueue(ctx context.Context, label string, tasks []NewTask) (Transaction, error) {
+	var txn Transaction
+	err := s.db.InTx(ctx, func(tx *sql.Tx) (err error) {
+		txn, err = s.enqueueTx(ctx, tx, label, tasks)
+		return err
+	})
+	if err != nil {
+		return Transaction{}, err
+	}
+	return txn, nil
+}
+
+// enqueueTx is Enqueue inside the caller's transaction, so that the
+// campaign executor records which transaction measures what in the same
+// commit that creates it.
+func (s *Store) enqueueTx(ctx context.Context, tx *sql.Tx, label string, tasks []NewTask) (Transaction, error) {
 	if len(tasks) == 0 {
 		return Transaction{}, apperr.Invalid("NO_TASKS", "no tasks to enqueue")
 	}
 	now := time.Now().UTC()
 	txn := Transaction{Label: label, CreatedAt: now, State: TaskPending}
-	err := s.db.InTx(ctx, func(tx *sql.Tx) error {
-		if err := tx.QueryRowContext(ctx, s.q(`INSERT INTO acs_transactions (label, created_at) VALUES (?, ?) RETURNING id`), label, now).Scan(&txn.ID); err != nil {
-			return fmt.Errorf("transaction: %w", err)
+	if err := tx.QueryRowContext(ctx, s.q(`INSERT INTO acs_transactions (label, created_at) VALUES (?, ?) RETURNING id`), label, now).Scan(&txn.ID); err != nil {
+		return txn, fmt.Errorf("transaction: %w", err)
+	}
+	txn.Tasks = make([]Task, 0, len(tasks))
+	for _, nt := range tasks {
+		args := nt.Args
+		if len(args) == 0 {
+			args = json.RawMessage("{}")
 		}
-		txn.Tasks = make([]Task, 0, len(tasks))
-		for _, nt := range tasks {
-			args := nt.Args
-			if len(args) == 0 {
-				args = json.RawMessage("{}")
+		row := tx.QueryRowContext(ctx, s.q(`INSERT INTO acs_tasks (transaction_id, device_id, kind, args, state, created_at, updated_at)
+			VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id`), txn.ID, nt.DeviceID, string(nt.Kind), string(args), string(TaskPending), now, now)
+		t := Task{TransactionID: txn.ID, DeviceID: nt.DeviceID, Kind: nt.Kind, Args: args, State: TaskPending, CreatedAt: now, UpdatedAt: now}
+		if err := row.Scan(&t.ID); err != nil {
+			if sqlstore.IsForeignKeyViolation(err) {
+				return txn, apperr.NotFound("DEVICE_NOT_FOUND", "device %d not found", nt.DeviceID)
 			}
-			row := tx.QueryRowContext(ctx, s.q(`INSERT INTO acs_tasks (transaction_id, device_id, kind, args, state, created_at, updated_at)
-				VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id`), txn.ID, nt.DeviceID, string(nt.Kind), string(args), string(TaskPending), now, now)
-			t := Task{TransactionID: txn.ID, DeviceID: nt.DeviceID, Kind: nt.Kind, Args: args, State: TaskPending, CreatedAt: now, UpdatedAt: now}
-			if err := row.Scan(&t.ID); err != nil {
-				if sqlstore.IsForeignKeyViolation(err) {
-					return apperr.NotFound("DEVICE_NOT_FOUND", "device %d not found", nt.DeviceID)
-				}
-				return fmt.Errorf("task: %w", err)
-			}
-			txn.Tasks = append(txn.Tasks, t)
+			return txn, fmt.Errorf("task: %w", err)
 		}
-		return nil
-	})
-	if err != nil {
-		return Transaction{}, err
+		txn.Tasks = append(txn.Tasks, t)
 	}
 	return txn, nil
 }
