@@ -346,7 +346,9 @@ var t0 = time.Date(2026, 11, 27, 8, 0, 0, 0, time.UTC)
 
 func at(d time.Duration) fccwire.Time { return fccwire.At(t0.Add(d)) }
 
-func created(sec int) time.Time { return t0.Add(time.Hour + time.Duration(sec)*time.Second + 123*time.Microsecond).UTC() }
+func created(sec int) time.Time {
+	return t0.Add(time.Hour + time.Duration(sec)*time.Second + 123*time.Microsecond).UTC()
+}
 
 func ptr[T any](v T) *T { return &v }
 

@@ -1,0 +1,78 @@
+-- The two result tables. Times are microseconds since the epoch (UTC) in
+-- Int64: Debian's ClickHouse 18.16 has no DateTime64. ReplacingMergeTree
+-- collapses re-inserted natural keys in the background (the newest created
+-- wins); the store also skips keys it already holds and reads with FINAL.
+-- Debian's 18.16 has no Bool: after_stop is a UInt8.
+CREATE TABLE IF NOT EXISTS results_speed (
+    wire_version              String,
+    type                      String,
+    fcc_test_id               Int64,
+    activation_id             Int64,
+    iteration                 Int32,
+    domain_id                 Int64,
+    config_id                 Int64,
+    cpe_id                    Int64,
+    serial                    String,
+    hubb_id                   String,
+    direction                 String,
+    url                       String,
+    tier_kbps                 Nullable(Int64),
+    started_at_us             Int64,
+    finished_at_us            Int64,
+    status                    String,
+    description               String,
+    wan_usage_dl_kbps         Nullable(Int64),
+    wan_usage_ul_kbps         Nullable(Int64),
+    after_stop                UInt8,
+    attempts                  Int32,
+    source                    String,
+    legacy_ug_id              Nullable(Int64),
+    legacy_result_id          Nullable(Int64),
+    created_us                Int64,
+    kbps                      Nullable(Float64),
+    test_mode                 Nullable(String),
+    rom_time_us               Nullable(Int64),
+    bom_us                    Nullable(Int64),
+    eom_us                    Nullable(Int64),
+    test_bytes                Nullable(Int64),
+    total_bytes               Nullable(Int64),
+    tcp_open_request_time_us  Nullable(Int64),
+    tcp_open_response_time_us Nullable(Int64),
+    connections               Nullable(Int32),
+    per_connection            Nullable(String)
+) ENGINE = ReplacingMergeTree(created_us)
+ORDER BY (fcc_test_id, activation_id, serial, direction, iteration);
+
+CREATE TABLE IF NOT EXISTS results_latency (
+    wire_version              String,
+    type                      String,
+    fcc_test_id               Int64,
+    activation_id             Int64,
+    iteration                 Int32,
+    domain_id                 Int64,
+    config_id                 Int64,
+    cpe_id                    Int64,
+    serial                    String,
+    hubb_id                   String,
+    direction                 String,
+    url                       String,
+    tier_kbps                 Nullable(Int64),
+    started_at_us             Int64,
+    finished_at_us            Int64,
+    status                    String,
+    description               String,
+    wan_usage_dl_kbps         Nullable(Int64),
+    wan_usage_ul_kbps         Nullable(Int64),
+    after_stop                UInt8,
+    attempts                  Int32,
+    source                    String,
+    legacy_ug_id              Nullable(Int64),
+    legacy_result_id          Nullable(Int64),
+    created_us                Int64,
+    average_ms                Nullable(Float64),
+    min_ms                    Nullable(Float64),
+    max_ms                    Nullable(Float64),
+    success_count             Nullable(Int32),
+    failure_count             Nullable(Int32)
+) ENGINE = ReplacingMergeTree(created_us)
+ORDER BY (fcc_test_id, activation_id, serial, direction, iteration);
