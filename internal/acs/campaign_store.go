@@ -238,7 +238,7 @@ type measKey struct {
 type measurement struct {
 	State         string
 	Attempts      int
-	Failures      int // failed diagnostics, against failedTestRetries
+	Failures      int   // failed diagnostics, against failedTestRetries
 	TransactionID int64 // 0: none in flight
 	StartedAt     time.Time
 	Status        fccwire.Outcome
