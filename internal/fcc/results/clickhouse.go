@@ -151,6 +151,14 @@ func (s *ClickHouse) storedVersion(ctx context.Context) (int, error) {
 	return int(v), nil
 }
 
+// Ping implements Pinger.
+func (s *ClickHouse) Ping(ctx context.Context) error {
+	if s.isClosed() {
+		return errClosed
+	}
+	return s.safe(s.conn.Ping(ctx))
+}
+
 // Check implements Store.
 func (s *ClickHouse) Check(ctx context.Context) Status {
 	now := s.now()
@@ -353,4 +361,7 @@ func (s set[T]) group() clickhouse.GroupSet {
 	return g
 }
 
-var _ Store = (*ClickHouse)(nil)
+var (
+	_ Store  = (*ClickHouse)(nil)
+	_ Pinger = (*ClickHouse)(nil)
+)

@@ -98,6 +98,12 @@ func (s *DuckDB) storedVersion(ctx context.Context) (int, error) {
 	return v, err
 }
 
+// Ping implements Pinger.
+func (s *DuckDB) Ping(ctx context.Context) error {
+	var one int
+	return s.db.QueryRowContext(ctx, `SELECT 1`).Scan(&one)
+}
+
 // Check implements Store.
 func (s *DuckDB) Check(ctx context.Context) Status {
 	now := s.now()
@@ -277,4 +283,7 @@ func (s *DuckDB) Close() error {
 
 var errClosed = errors.New("result store is closed")
 
-var _ Store = (*DuckDB)(nil)
+var (
+	_ Store  = (*DuckDB)(nil)
+	_ Pinger = (*DuckDB)(nil)
+)
