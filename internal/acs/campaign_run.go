@@ -24,7 +24,10 @@ type campaignRun struct {
 	head    fccwire.Activate
 	groups  map[int64]*fccwire.Group
 	devices []*campaignDevice
-	meas    map[measKey]*measurement // as loaded; each worker owns its keys
+	// meas holds each device's measurements, as loaded and as they go;
+	// the outer map is built before the workers start and each worker
+	// owns its device's inner map.
+	meas map[int64]map[measKey]*measurement
 
 	stopOnce  sync.Once
 	stopped   chan struct{} // closed at STOP
@@ -118,8 +121,18 @@ func (r *campaignRun) run(ctx context.Context) error {
 	if r.devices, err = st.campaignDevices(ctx, r.id); err != nil {
 		return err
 	}
-	if r.meas, err = st.campaignMeasurements(ctx, r.id); err != nil {
+	loaded, err := st.campaignMeasurements(ctx, r.id)
+	if err != nil {
 		return err
+	}
+	r.meas = make(map[int64]map[measKey]*measurement, len(r.devices))
+	for _, d := range r.devices {
+		r.meas[d.CpeID] = map[measKey]*measurement{}
+	}
+	for k, m := range loaded {
+		if dm := r.meas[k.CpeID]; dm != nil {
+			dm[k] = m
+		}
 	}
 	scale := r.e.a.cfg.TimeScale
 	windowCtx, closeWindow := context.WithDeadline(ctx, r.head.Window.EndAt.Time)
@@ -239,7 +252,7 @@ func (r *campaignRun) device(ctx, startCtx, drainCtx context.Context, d *campaig
 	for it := 1; it <= s.Iterations; it++ {
 		pending := false
 		for _, dir := range r.directions() {
-			m := r.meas[measKey{r.id, d.CpeID, dir, it}]
+			m := r.meas[d.CpeID][measKey{r.id, d.CpeID, dir, it}]
 			if m == nil || m.State != measDone {
 				pending = true
 			} else if m.Status != fccwire.OutcomeError {
@@ -253,7 +266,7 @@ func (r *campaignRun) device(ctx, startCtx, drainCtx context.Context, d *campaig
 		// A measurement in flight at a restart is waited for, slot or not.
 		resuming := false
 		for _, dir := range r.directions() {
-			if m := r.meas[measKey{r.id, d.CpeID, dir, it}]; m != nil && m.State == measRunning && m.TransactionID != 0 {
+			if m := r.meas[d.CpeID][measKey{r.id, d.CpeID, dir, it}]; m != nil && m.State == measRunning && m.TransactionID != 0 {
 				resuming = true
 			}
 		}
@@ -276,7 +289,7 @@ func (r *campaignRun) device(ctx, startCtx, drainCtx context.Context, d *campaig
 		}
 		for _, dir := range r.directions() {
 			k := measKey{r.id, d.CpeID, dir, it}
-			if m := r.meas[k]; m != nil && m.State == measDone {
+			if m := r.meas[d.CpeID][k]; m != nil && m.State == measDone {
 				continue
 			}
 			res, err := r.measure(ctx, startCtx, drainCtx, d, k)
@@ -316,13 +329,13 @@ func (r *campaignRun) measure(ctx, startCtx, drainCtx context.Context, d *campai
 	if g == nil {
 		return nil, fmt.Errorf("device %d: no group %d", d.CpeID, d.ConfigID)
 	}
-	m := r.meas[k]
+	m := r.meas[d.CpeID][k]
 	if m == nil {
 		m = &measurement{State: measRunning, StartedAt: time.Now().UTC()}
 		if err := st.beginMeasurement(ctx, k, m.StartedAt); err != nil {
 			return nil, err
 		}
-		r.meas[k] = m
+		r.meas[d.CpeID][k] = m
 	}
 	plan := r.plan(d, g, k.Direction)
 	var wan wanReading
@@ -455,7 +468,7 @@ func (r *campaignRun) record(ctx context.Context, k measKey, res *fccwire.Result
 	if err := r.e.a.store.finishMeasurement(context.WithoutCancel(ctx), k, res, b); err != nil {
 		return nil, err
 	}
-	if m := r.meas[k]; m != nil {
+	if m := r.meas[k.CpeID][k]; m != nil {
 		m.State, m.Status = measDone, res.Status
 	}
 	r.e.m.results.WithLabelValues(string(res.Status)).Inc()
