@@ -29,11 +29,11 @@ func TestActivateEndpoint(t *testing.T) {
 		}
 
 		for _, gate := range []ResultGate{nil, fakeGate{results.StateUnavailable}, fakeGate{results.StateSchemaBehind}} {
-			h.svc.UseResults(gate, nil)
+			useGate(h.svc, gate)
 			h.do("POST", "/FCC/activate", scopeAll, map[string]int64{"id": good}).want(503)
 			h.do("POST", "/FCC/activate", scopeAll, "{not json").want(503)
 		}
-		h.svc.UseResults(fakeGate{results.StateUp}, nil)
+		useGate(h.svc, fakeGate{results.StateUp})
 
 		tests := []struct {
 			name     string
@@ -82,7 +82,7 @@ func TestActivateEndpoint(t *testing.T) {
 // campaign COMPLETED.
 func TestDeactivateEndpoint(t *testing.T) {
 	forDialects(t, func(t *testing.T, h *harness) {
-		h.svc.UseResults(fakeGate{results.StateUp}, nil)
+		useGate(h.svc, fakeGate{results.StateUp})
 		draft := h.immediateCampaign(nil)
 		future := h.immediateCampaign(func(c *Campaign) {
 			d := time.Now().UTC().Add(48 * time.Hour).Truncate(time.Second)
@@ -110,7 +110,7 @@ func TestDeactivateEndpoint(t *testing.T) {
 // racing for the same due campaign create its run once.
 func TestTwoSchedulersCreateOneRun(t *testing.T) {
 	forDialects(t, func(t *testing.T, h *harness) {
-		h.svc.UseResults(fakeGate{results.StateUp}, nil)
+		useGate(h.svc, fakeGate{results.StateUp})
 		h.svc.cfg.Runs = fastRuns()
 		other := New(h.svc.cfg, h.svc.store, h.svc.fleet, h.svc.log)
 		for range 5 {

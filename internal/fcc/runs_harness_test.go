@@ -49,7 +49,7 @@ type command struct {
 	stop  *fccwire.Stop
 }
 
-func startGrid(t *testing.T) *grid.Grid {
+func startGrid(t testing.TB) *grid.Grid {
 	t.Helper()
 	emb, err := grid.StartEmbedded(grid.Config{StoreDir: t.TempDir()})
 	if err != nil {
@@ -116,7 +116,7 @@ func runHarness(t *testing.T, d sqlstore.Dialect, edit func(*Config)) (*harness,
 			edit(c)
 		}
 	})
-	h.svc.UseResults(fakeGate{results.StateUp}, nil)
+	useGate(h.svc, fakeGate{results.StateUp})
 	g := startGrid(t)
 	startEngine(t, h.svc, g)
 	return h, newPeer(t, g)
@@ -331,3 +331,6 @@ func mustContain(t *testing.T, got, want string) {
 		t.Fatalf("%q does not contain %q", got, want)
 	}
 }
+
+// useGate connects s to a result-store probe only.
+func useGate(s *Service, g ResultGate) { s.UseResults(nil, g, nil) }

@@ -263,7 +263,7 @@ func TestForcedStop(t *testing.T) {
 // and its ACTIVATE row ABANDONED; nothing reaches the ACS.
 func TestStopOfAPlannedRun(t *testing.T) {
 	h := newHarness(t, sqlstore.SQLite, func(c *Config) { c.Runs = fastRuns() })
-	h.svc.UseResults(fakeGate{"UP"}, nil)
+	useGate(h.svc, fakeGate{"UP"})
 	c := h.immediateCampaign(nil)
 	h.activate(c)
 	if ok, err := h.svc.createRun(t.Context(), c); err != nil || !ok {
