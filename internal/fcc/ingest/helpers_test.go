@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	promtest "github.com/prometheus/client_golang/prometheus/testutil"
 
 	"cpesuite/internal/fcc/fccwire"
 	"cpesuite/internal/fcc/results"
@@ -331,3 +332,5 @@ func pending(t testing.TB, q *grid.Queue) uint64 {
 	}
 	return n
 }
+
+func promFloat(c prometheus.Collector) float64 { return promtest.ToFloat64(c) }
