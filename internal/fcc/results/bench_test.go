@@ -1,0 +1,70 @@
+package results_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"testing"
+
+	"cpesuite/internal/fcc/results"
+	"cpesuite/internal/fcc/results/storetest"
+)
+
+// BenchmarkInsert measures new rows per second through Insert, in the
+// batch sizes of live ingestion (100) and larger flushes (1000), into a
+// table that grows as the benchmark runs. Each batch is new keys of one
+// activation, the common case; rows/s is the figure that matters.
+func BenchmarkInsert(b *testing.B) {
+	engines := []struct {
+		name string
+		open func(b *testing.B) results.Store
+	}{
+		{"duckdb", func(b *testing.B) results.Store {
+			s, err := results.OpenDuckDB(filepath.Join(b.TempDir(), results.DuckDBFile))
+			if err != nil {
+				b.Fatal(err)
+			}
+			return s
+		}},
+		{"clickhouse", func(b *testing.B) results.Store {
+			s, err := results.OpenClickHouse(clickHouseDB(b), results.ClickHouseOptions{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			return s
+		}},
+	}
+	for _, e := range engines {
+		for _, size := range []int{100, 1000} {
+			b.Run(fmt.Sprintf("%s/batch=%d", e.name, size), func(b *testing.B) {
+				s := e.open(b)
+				defer s.Close()
+				ctx := context.Background()
+				if err := s.Migrate(ctx); err != nil {
+					b.Fatal(err)
+				}
+				batches := make([][]results.Row, 0, 64)
+				for i := range cap(batches) {
+					batches = append(batches, storetest.Batch(int64(10+i), size, 0))
+				}
+				b.ResetTimer()
+				rows := 0
+				for i := 0; b.Loop(); i++ {
+					batch := batches[i%len(batches)]
+					if i >= len(batches) {
+						// Fresh keys: move the batch to a new activation.
+						for j := range batch {
+							batch[j].ActivationID = int64(10 + i)
+						}
+					}
+					n, err := s.Insert(ctx, batch)
+					if err != nil || n != size {
+						b.Fatalf("Insert = %d, %v; want %d", n, err, size)
+					}
+					rows += n
+				}
+				b.ReportMetric(float64(rows)/b.Elapsed().Seconds(), "rows/s")
+			})
+		}
+	}
+}
