@@ -35,7 +35,7 @@ const campaignScale = 3600
 // executor, real emulated CPEs and a real speedtest target, over a real
 // NATS server (embedded, per test: the queue names are fixed).
 type campaignEnv struct {
-	t        *testing.T
+	t        testing.TB
 	acs      *acstest.ACS
 	g        *grid.Grid
 	cmds     *grid.Queue
@@ -50,7 +50,7 @@ func executorConfig() acs.ExecutorConfig {
 		PollInterval: 50 * time.Millisecond, ConnectRetry: 2 * time.Second}
 }
 
-func newCampaignEnv(t *testing.T, edit func(*acs.Config)) *campaignEnv {
+func newCampaignEnv(t testing.TB, edit func(*acs.Config)) *campaignEnv {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), testutil.MinDeadline)
 	defer cancel()
@@ -284,7 +284,7 @@ func (env *campaignEnv) ack(commandID string, part int) *fccwire.CommandAck {
 // message the executor sends, validates it against the contract and keeps
 // it.
 type collector struct {
-	t        *testing.T
+	t        testing.TB
 	mu       sync.Mutex
 	errs     []string
 	acks     []*fccwire.CommandAck
@@ -294,7 +294,7 @@ type collector struct {
 	finished []*fccwire.ActivationFinished
 }
 
-func newCollector(t *testing.T, g *grid.Grid) *collector {
+func newCollector(t testing.TB, g *grid.Grid) *collector {
 	c := &collector{t: t}
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
