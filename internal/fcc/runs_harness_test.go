@@ -332,5 +332,7 @@ func mustContain(t *testing.T, got, want string) {
 	}
 }
 
-// useGate connects s to a result-store probe only.
-func useGate(s *Service, g ResultGate) { s.UseResults(nil, g, nil) }
+// useGate connects s to a result-store probe only. It sets the hook
+// rather than calling UseResults, whose other parameters belong to result
+// ingestion and change with it.
+func useGate(s *Service, g ResultGate) { s.results = resultHooks{gate: g} }
