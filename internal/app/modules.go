@@ -63,13 +63,13 @@ func newModules(cfg *Config, log *slog.Logger) *modules {
 	}
 	m := &modules{Manager: NewManager(log), cfg: cfg, log: log, metrics: metrics.NewRegistry()}
 	m.Register(Module{Name: Grid, Init: m.initGrid})
-	m.Register(Module{Name: ACS, Target: true, Init: m.initACS})
+	m.Register(Module{Name: ACS, Target: true, Deps: []string{Grid}, Init: m.initACS})
 	m.Register(Module{Name: Speedtest, Target: true, Init: m.initSpeedtest})
 	m.Register(Module{Name: TR069Emu, Target: true, Init: m.initTR069Emu})
 	m.Register(Module{Name: IoTEmu, Target: true, Init: m.initIoTEmu})
 	// After the ACS: in `cpesuite up` the ACS's Init creates the device
 	// tables the campaign service reads.
-	m.Register(Module{Name: FCC, Target: true, Init: m.initFCC})
+	m.Register(Module{Name: FCC, Target: true, Deps: []string{Grid}, Init: m.initFCC})
 	// The configuration service's grid client uses the process's embedded
 	// member (CACHE_IS_SERVER) unless GRID_MEMBERS names a cluster.
 	m.Register(Module{Name: Configs, Target: true, Deps: []string{Grid}, Init: m.initConfigs})
@@ -201,10 +201,16 @@ func (m *modules) initACS(ctx context.Context) (service.Service, error) {
 	acs.NewAPI(a).Routes(apiMux)
 	apiSrv := m.httpServer(ACS+"-api", cfg.APIAddr, apiMux, hr, httpx.DefaultErrorWriter)
 
+	executor, closeGrid, err := m.campaignExecutor(ctx, cfg, a, log)
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
 	// Stopped in reverse: servers first, then the loops, the DB last.
 	return service.Group{
-		service.Funcs{StopFn: func(context.Context) error { return db.Close() }},
+		service.Funcs{StopFn: func(context.Context) error { closeGrid(); return db.Close() }},
 		a.Services(),
+		executor,
 		cwmpSrv,
 		apiSrv,
 	}, nil
@@ -292,17 +298,37 @@ func (m *modules) initFCC(ctx context.Context) (service.Service, error) {
 	if err != nil {
 		return nil, err
 	}
+	g, closeGrid, err := m.campaignGrid(ctx, "fcc", log)
+	if err != nil {
+		closeDBs()
+		return nil, err
+	}
+	closeAll := func() error { closeGrid(); return closeDBs() }
+	hr := health.NewRegistry()
+	svc.RegisterHealth(hr)
+	resultsSvc, err := m.campaignResults(ctx, cfg, svc, g, hr, log)
+	if err != nil {
+		closeAll()
+		return nil, err
+	}
+	runs, err := svc.RunEngine(g, m.metrics)
+	if err != nil {
+		closeAll()
+		return nil, err
+	}
 	mux := httpx.NewMux()
 	fcc.NewAPI(svc).Routes(mux)
 	mux.ServeMux.Handle("GET /actuator/prometheus", metrics.Handler(m.metrics))
-	hr := health.NewRegistry()
-	svc.RegisterHealth(hr)
 	// The spec names the operational endpoints at the root; a front end
 	// that forwards only /FCC/** reaches them under the base path too.
 	health.Mount(mux.ServeMux, "/FCC/actuator/health", hr)
 	mux.ServeMux.Handle("GET /FCC/actuator/prometheus", metrics.Handler(m.metrics))
+	// Stopped in reverse: the server, the run loops, ingestion and the
+	// result store, then the grid client and the databases.
 	return service.Group{
-		service.Funcs{StopFn: func(context.Context) error { return closeDBs() }},
+		service.Funcs{StopFn: func(context.Context) error { return closeAll() }},
+		resultsSvc,
+		runs,
 		m.httpServer(FCC, cfg.Addr, mux, hr, fcc.ErrorWriter()),
 	}, nil
 }

@@ -67,3 +67,7 @@ func (s *Service) RegisterHealth(hr *health.Registry) {
 		hr.Register("acsDb", health.Ping(s.acsDB.PingContext), "readiness")
 	}
 }
+
+// DB returns the campaign store's database, which also holds the result
+// dead letters (package ingest).
+func (s *Service) DB() *sqlstore.DB { return s.store.db }

@@ -23,13 +23,17 @@ type DeadLetterResender interface {
 type resultHooks struct {
 	gate   ResultGate
 	resend DeadLetterResender
+	store  results.Store
 }
 
 // UseResults connects the service to the result store's probe and the
 // dead-letter store. Without a gate the store counts as UNAVAILABLE.
 func (s *Service) UseResults(g ResultGate, r DeadLetterResender) {
-	s.results = resultHooks{gate: g, resend: r}
+	s.results.gate, s.results.resend = g, r
 }
+
+// UseResultStore lets the run listing count each run's stored results.
+func (s *Service) UseResultStore(store results.Store) { s.results.store = store }
 
 // requireResultStore is the spec's 503 rule: activation and the reports
 // are refused with 9503 for the whole request unless the store is UP.
@@ -52,6 +56,7 @@ type resendRequest struct {
 
 func (a *API) resultRoutes(mux *httpx.Mux, h func(httpx.Handler) http.Handler) {
 	mux.Handle("POST /FCC/admin/result-dead-letter/resend", h(a.resendDeadLetters))
+	mux.Handle("POST /FCC/activations/list", h(rpc(a.s.listRunsRPC)))
 }
 
 func (a *API) resendDeadLetters(w http.ResponseWriter, r *http.Request) error {

@@ -1,0 +1,101 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"cpesuite/internal/acs"
+	"cpesuite/internal/fcc"
+	"cpesuite/internal/fcc/ingest"
+	"cpesuite/internal/fcc/results"
+	"cpesuite/internal/platform/grid"
+	"cpesuite/internal/platform/health"
+	"cpesuite/internal/platform/service"
+)
+
+// campaignGrid is the grid the campaign service and the ACS campaign
+// executor talk through: the process's embedded member under `up` (and
+// under `run` without GRID_MEMBERS), otherwise a client of its own to the
+// external cluster that waits for it as long as the process runs.
+func (m *modules) campaignGrid(ctx context.Context, name string, log *slog.Logger) (*grid.Grid, func(), error) {
+	if m.grid != nil {
+		return m.grid, func() {}, nil
+	}
+	cfg := m.cfg.Grid
+	cfg.Name = name
+	g, err := grid.ConnectRetry(ctx, cfg, nil, func(attempt int, err error, wait time.Duration) {
+		log.Warn("grid not reachable yet; retrying", "attempt", attempt, "err", err, "wait", wait)
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return g, g.Close, nil
+}
+
+// campaignResults opens the result store, its probe and result ingestion,
+// connects them to svc and registers their health indicators. With the
+// store disabled, activation and the reports answer 503 and nothing is
+// ingested (results stay on the grid).
+func (m *modules) campaignResults(ctx context.Context, cfg fcc.Config, svc *fcc.Service, g *grid.Grid, hr *health.Registry, log *slog.Logger) (service.Service, error) {
+	if !cfg.ResultStore.Enabled {
+		log.Warn("the result store is disabled (SVC_FCC_RESULTSTORE_ENABLED=false): activation and reports answer 503, results wait on the grid")
+		hr.Register("resultStore", health.IndicatorFunc(func(context.Context) health.Result {
+			return health.Result{Status: health.StatusDegraded, Details: map[string]any{"state": "UNAVAILABLE", "reason": "UNAVAILABLE", "error": "disabled"}}
+		}))
+		return service.Group{}, nil
+	}
+	store, err := results.Open(ctx, cfg.ResultStore, cfg.DataDir)
+	if err != nil {
+		return nil, fmt.Errorf("fcc result store: %w", err)
+	}
+	probe := results.NewProbe(store, cfg.ResultStore, log.With("component", "result-store-probe"))
+	hr.Register("resultStore", probe.Indicator())
+	dl, err := ingest.OpenDeadLetters(ctx, svc.DB())
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
+	q, err := ingest.OpenQueue(ctx, g)
+	if err != nil {
+		store.Close()
+		return nil, fmt.Errorf("fcc: declaring the result queue: %w", err)
+	}
+	dedup, err := ingest.OpenDedup(ctx, g, cfg.Ingest.DedupTTL)
+	if err != nil {
+		store.Close()
+		return nil, fmt.Errorf("fcc: declaring the result dedup map: %w", err)
+	}
+	in := ingest.New(cfg.Ingest, ingest.Deps{Queue: q, Dedup: dedup, Store: store, Gate: probe, DeadLetters: dl,
+		Runs: svc, Metrics: m.metrics, Log: log})
+	hr.Register("resultBuffer", in)
+	svc.UseResults(probe, in)
+	svc.UseResultStore(store)
+	// Stopped in reverse: ingestion hands its buffer back to the grid
+	// before the store closes.
+	return service.Group{
+		service.Funcs{StopFn: func(context.Context) error { return store.Close() }},
+		probe,
+		in,
+	}, nil
+}
+
+// campaignExecutor is the ACS's campaign executor on the campaign grid;
+// disabled (CPESUITE_ACS_CAMPAIGN_EXECUTOR=false) it needs no grid at all.
+func (m *modules) campaignExecutor(ctx context.Context, cfg acs.Config, a *acs.ACS, log *slog.Logger) (service.Service, func(), error) {
+	if !cfg.Executor.Enabled {
+		log.Info("campaign executor disabled (CPESUITE_ACS_CAMPAIGN_EXECUTOR=false)")
+		return service.Group{}, func() {}, nil
+	}
+	g, closeGrid, err := m.campaignGrid(ctx, "acs", log)
+	if err != nil {
+		return nil, nil, err
+	}
+	ex, err := acs.NewExecutor(a, g, cfg.Executor, m.metrics)
+	if err != nil {
+		closeGrid()
+		return nil, nil, err
+	}
+	return ex.Service(), closeGrid, nil
+}
