@@ -39,6 +39,7 @@ type campaignEnv struct {
 	acs      *acstest.ACS
 	g        *grid.Grid
 	cmds     *grid.Queue
+	emulator *tr069emu.Emulator
 	emuURL   string
 	speedURL string
 	col      *collector
@@ -102,6 +103,7 @@ func newCampaignEnv(t testing.TB, edit func(*acs.Config)) *campaignEnv {
 	}
 	ectx, ecancel := context.WithCancel(context.Background())
 	emu.Start(ectx)
+	env.emulator = emu
 	emux := httpx.NewMux()
 	tr069emu.NewAPI(emu).Routes(emux)
 	esrv := httptest.NewServer(emux)
@@ -171,6 +173,56 @@ func (env *campaignEnv) cpe(serial, file string) fccwire.Device {
 	return fccwire.Device{CpeID: dev.ID, Serial: serial, Protocol: proto}
 }
 
+// fleet starts n emulated CPEs in this process (even: TR-098, odd:
+// TR-181), straight through the emulator rather than one API call and one
+// online check each, waits until the ACS holds all of them online and
+// returns them as fleet rows in serial order.
+func (env *campaignEnv) fleet(prefix string, n int) []fccwire.Device {
+	env.t.Helper()
+	for i := range n {
+		file := "tr098-base.xml"
+		if i%2 == 1 {
+			file = "tr181-base.xml"
+		}
+		dto := tr069emu.InitDeviceDto{Serial: fmt.Sprintf("%s%06d", prefix, i), ParameterFile: file, EnableHTTPConnectionRequest: true}
+		if _, err := env.emulator.StartDevice(dto, false); err != nil {
+			env.t.Fatalf("starting %s: %v", dto.Serial, err)
+		}
+	}
+	// A 10,000-device fleet registers through the ACS's session limit and
+	// Retry-After: minutes on a busy machine, hence the larger deadline.
+	testutil.Eventually(env.t, 10*testutil.MinDeadline, fmt.Sprintf("%d devices online in the ACS", n), func() bool {
+		_, online, err := env.acs.Store().CountDevices(context.Background())
+		return err == nil && online >= int64(n)
+	})
+	db := env.acs.Store().DB()
+	rows, err := db.QueryContext(context.Background(), db.Rebind(`SELECT id, serial, data_model FROM acs_devices WHERE serial LIKE ? ORDER BY serial`), prefix+"%")
+	if err != nil {
+		env.t.Fatal(err)
+	}
+	defer rows.Close()
+	devs := make([]fccwire.Device, 0, n)
+	for rows.Next() {
+		var d fccwire.Device
+		var model string
+		if err := rows.Scan(&d.CpeID, &d.Serial, &model); err != nil {
+			env.t.Fatal(err)
+		}
+		d.Protocol = fccwire.ProtocolTR069
+		if model == acs.DataModelTR181 {
+			d.Protocol = fccwire.ProtocolTR181
+		}
+		devs = append(devs, d)
+	}
+	if err := rows.Err(); err != nil {
+		env.t.Fatal(err)
+	}
+	if len(devs) != n {
+		env.t.Fatalf("fleet: %d of %d devices in the ACS", len(devs), n)
+	}
+	return devs
+}
+
 // row inserts a device the emulator does not run (a USP device, an
 // offline CPE) straight into the ACS's device table.
 func (env *campaignEnv) row(serial string, proto fccwire.Protocol) fccwire.Device {
@@ -230,6 +282,20 @@ func (env *campaignEnv) activate(a *fccwire.Activate) {
 	env.publish(b, fccwire.CommandMsgID(a.CommandID, a.Part, 1))
 }
 
+// activateParts publishes a run as the campaign service does with a fleet
+// too large for one message: split into parts, each its own command.
+func (env *campaignEnv) activateParts(a *fccwire.Activate) int {
+	env.t.Helper()
+	parts, err := fccwire.SplitActivate(*a, 0)
+	if err != nil {
+		env.t.Fatal(err)
+	}
+	for i, b := range parts {
+		env.publish(b, fccwire.CommandMsgID(a.CommandID, i+1, 1))
+	}
+	return len(parts)
+}
+
 func (env *campaignEnv) stop(s *fccwire.Stop, attempt int) {
 	env.t.Helper()
 	b, err := fccwire.Encode(s)
@@ -258,8 +324,15 @@ func (env *campaignEnv) diagnostics(cpeID int64) map[acs.TaskKind]int {
 // finished waits for the run's ACTIVATION_FINISHED.
 func (env *campaignEnv) finished(id int64) *fccwire.ActivationFinished {
 	env.t.Helper()
+	return env.finishedWithin(id, testutil.MinDeadline)
+}
+
+// finishedWithin waits for the run's ACTIVATION_FINISHED up to deadline
+// (a safety net sized for large fleets).
+func (env *campaignEnv) finishedWithin(id int64, deadline time.Duration) *fccwire.ActivationFinished {
+	env.t.Helper()
 	var f *fccwire.ActivationFinished
-	testutil.Eventually(env.t, testutil.MinDeadline, fmt.Sprintf("ACTIVATION_FINISHED of run %d", id), func() bool {
+	testutil.Eventually(env.t, deadline, fmt.Sprintf("ACTIVATION_FINISHED of run %d", id), func() bool {
 		f = env.col.finishedOf(id)
 		return f != nil
 	})
