@@ -112,7 +112,7 @@ func values(r *Row, table string, now time.Time) ([]driver.Value, error) {
 		}
 		var per any
 		if len(s.PerConnection) > 0 {
-			b, err := json.Marshal(s.PerConnection)
+			b, err := appendPerConnection(make([]byte, 0, 192*len(s.PerConnection)), s.PerConnection)
 			if err != nil {
 				return nil, fmt.Errorf("result %s: per-connection results: %w", r.NaturalKey(), err)
 			}
