@@ -136,7 +136,8 @@ func result(act int64, serial string, iteration int) *fccwire.Result {
 	avg, lo, hi := 12.5, 9.125, 31.0
 	at := time.Date(2026, 11, 27, 8, 0, 0, 0, time.UTC).Add(time.Duration(iteration) * time.Minute)
 	return &fccwire.Result{
-		Type: fccwire.TestType("LATENCY"), FccTestID: 7, ActivationID: act, Iteration: iteration, DomainID: 3,
+		Envelope: fccwire.Envelope{WireVersion: fccwire.Version, Kind: fccwire.KindResult},
+		Type:     fccwire.TestType("LATENCY"), FccTestID: 7, ActivationID: act, Iteration: iteration, DomainID: 3,
 		ConfigID: 5, CpeID: 101, Serial: serial, Direction: fccwire.Direction("PING"), URL: "speedtest.example.net",
 		StartedAt: fccwire.At(at), FinishedAt: fccwire.At(at.Add(10 * time.Second)), Status: fccwire.Outcome("OK"),
 		Attempts: 1, Latency: &fccwire.LatencyResult{AverageMs: &avg, MinMs: &lo, MaxMs: &hi, SuccessCount: 9, FailureCount: 1},

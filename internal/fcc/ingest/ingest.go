@@ -260,16 +260,16 @@ type decoded struct {
 // handle sorts one fetched batch into skipped, parked and buffered rows.
 func (in *Ingester) handle(ctx context.Context, ds []*grid.Delivery) {
 	items := make([]decoded, len(ds))
-	// Decoding against the schema is the costliest step per message, so it
+	// Decoding is the costliest step per message (see decodeResult), so it
 	// runs on every core.
 	parallel(len(ds), runtime.GOMAXPROCS(0), func(i int) {
 		items[i].d = ds[i]
-		m, err := fccwire.Decode(fccwire.KindResult, ds[i].Data)
+		r, err := decodeResult(ds[i].Data)
 		if err != nil {
 			items[i].err = err
 			return
 		}
-		items[i].r = m.(*fccwire.Result)
+		items[i].r = r
 		items[i].key = items[i].r.NaturalKey()
 	})
 	// Keys already buffered need no map read: the row is on its way.
