@@ -12,6 +12,7 @@ import (
 	"cpesuite/internal/fcc/fccwire"
 
 	"github.com/ClickHouse/clickhouse-go/v2"
+	"github.com/ClickHouse/clickhouse-go/v2/ext"
 	"github.com/ClickHouse/clickhouse-go/v2/lib/driver"
 )
 
@@ -30,10 +31,6 @@ type ClickHouse struct {
 	mu     sync.Mutex
 	closed atomic.Bool
 }
-
-// existingChunk bounds the keys of one existence query: 1000 serials of
-// at most 64 bytes stay under ClickHouse's default max_query_size (256 KiB).
-const existingChunk = 1000
 
 // ClickHouseOptions tune the connection; zero values take the defaults.
 type ClickHouseOptions struct {
@@ -174,8 +171,10 @@ func (s *ClickHouse) Check(ctx context.Context) Status {
 	return st
 }
 
-// Insert implements Store: it reads which keys of the batch the table
-// already holds and sends only the others, in one native batch per table.
+// Insert implements Store: one query reads which keys of the batch the
+// tables already hold, then the others are sent in one native batch per
+// table. Each INSERT is a new part on the server, whose cost does not
+// depend much on its size, so callers that can should send large batches.
 func (s *ClickHouse) Insert(ctx context.Context, rows []Row) (int, error) {
 	if len(rows) > MaxInsertRows {
 		return 0, errTooMany(len(rows))
@@ -190,78 +189,88 @@ func (s *ClickHouse) Insert(ctx context.Context, rows []Row) (int, error) {
 		return 0, errClosed
 	}
 	now := s.now().UTC()
+	batches := []tableRows{{TableSpeed, speed}, {TableLatency, latency}}
 	// Both tables are checked before either is written, so an unreachable
 	// server fails the batch before anything is stored.
-	type pending struct {
-		table string
-		rows  []*Row
-	}
-	var todo []pending
-	for _, b := range []pending{{TableSpeed, speed}, {TableLatency, latency}} {
-		if len(b.rows) == 0 {
-			continue
-		}
-		fresh, err := s.fresh(ctx, b.table, b.rows)
-		if err != nil {
-			return 0, err
-		}
-		if len(fresh) > 0 {
-			todo = append(todo, pending{b.table, fresh})
-		}
+	have, err := s.stored(ctx, batches)
+	if err != nil {
+		return 0, err
 	}
 	total := 0
-	for _, b := range todo {
-		if err := s.send(ctx, b.table, b.rows, now); err != nil {
+	for _, b := range batches {
+		fresh := b.rows[:0:0]
+		for _, r := range b.rows {
+			if _, ok := have[keyOf(r)]; !ok {
+				fresh = append(fresh, r)
+			}
+		}
+		if len(fresh) == 0 {
+			continue
+		}
+		if err := s.send(ctx, b.table, fresh, now); err != nil {
 			return 0, err
 		}
-		total += len(b.rows)
+		total += len(fresh)
 	}
 	return total, nil
 }
 
-// fresh returns the rows whose natural keys the table does not hold.
-func (s *ClickHouse) fresh(ctx context.Context, table string, rows []*Row) ([]*Row, error) {
-	have := make(map[key]struct{})
-	for start := 0; start < len(rows); start += existingChunk {
-		chunk := rows[start:min(start+existingChunk, len(rows))]
-		tests, acts, serials := set[int64]{}, set[int64]{}, set[string]{}
-		for _, r := range chunk {
+// keysTable names the external table that carries a batch's keys to the
+// existence query: sent as data beside the query, it has no size limit
+// (a key list in the SQL text hit max_query_size at 1000 rows, so a batch
+// of 10,000 took ten queries) and matches whole keys, not serials.
+const keysTable = "batch_keys"
+
+// stored returns the natural keys of the batch the tables hold, with one
+// query over both tables. fcc_test_id and activation_id lead the sorting
+// key; naming them lets the primary index skip other runs' granules.
+func (s *ClickHouse) stored(ctx context.Context, batches []tableRows) (map[key]struct{}, error) {
+	keys, err := ext.NewTable(keysTable,
+		ext.Column("activation_id", "Int64"), ext.Column("serial", "String"),
+		ext.Column("direction", "String"), ext.Column("iteration", "Int32"))
+	if err != nil {
+		return nil, err
+	}
+	tests, acts := set[int64]{}, set[int64]{}
+	var selects []string
+	for _, b := range batches {
+		if len(b.rows) == 0 {
+			continue
+		}
+		for _, r := range b.rows {
 			tests.add(r.FccTestID)
 			acts.add(r.ActivationID)
-			serials.add(r.Serial)
-		}
-		// fcc_test_id leads the sorting key, so naming it lets the primary
-		// index skip other campaigns' parts.
-		q, err := s.conn.Query(ctx, `SELECT activation_id, serial, direction, iteration FROM `+table+
-			` WHERE fcc_test_id IN ? AND activation_id IN ? AND serial IN ?`,
-			tests.group(), acts.group(), serials.group())
-		if err != nil {
-			return nil, s.errorf("reading stored result keys", err)
-		}
-		for q.Next() {
-			var k key
-			var it int32
-			var dir string
-			if err := q.Scan(&k.activationID, &k.serial, &dir, &it); err != nil {
-				q.Close()
-				return nil, s.errorf("reading stored result keys", err)
+			if err := keys.Append(r.ActivationID, r.Serial, string(r.Direction), int32(r.Iteration)); err != nil {
+				return nil, err
 			}
-			k.direction, k.iteration = fccwire.Direction(dir), int(it)
-			have[k] = struct{}{}
 		}
-		err = q.Err()
-		q.Close()
-		if err != nil {
+		selects = append(selects, `SELECT activation_id, serial, direction, iteration FROM `+b.table+
+			` WHERE fcc_test_id IN ? AND activation_id IN ? AND (activation_id, serial, direction, iteration) IN `+keysTable)
+	}
+	var args []any
+	for range selects {
+		args = append(args, tests.group(), acts.group())
+	}
+	q, err := s.conn.Query(clickhouse.Context(ctx, clickhouse.WithExternalTable(keys)), strings.Join(selects, " UNION ALL "), args...)
+	if err != nil {
+		return nil, s.errorf("reading stored result keys", err)
+	}
+	defer q.Close()
+	have := make(map[key]struct{})
+	for q.Next() {
+		var k key
+		var it int32
+		var dir string
+		if err := q.Scan(&k.activationID, &k.serial, &dir, &it); err != nil {
 			return nil, s.errorf("reading stored result keys", err)
 		}
+		k.direction, k.iteration = fccwire.Direction(dir), int(it)
+		have[k] = struct{}{}
 	}
-	out := rows[:0:0]
-	for _, r := range rows {
-		if _, ok := have[keyOf(r)]; !ok {
-			out = append(out, r)
-		}
+	if err := q.Err(); err != nil {
+		return nil, s.errorf("reading stored result keys", err)
 	}
-	return out, nil
+	return have, nil
 }
 
 func (s *ClickHouse) send(ctx context.Context, table string, rows []*Row, now time.Time) error {
