@@ -27,9 +27,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -117,12 +117,14 @@ type Ingester struct {
 	held     atomic.Int64
 	degraded atomic.Bool
 
-	// Owned by Run.
-	pending []*entry
-	byKey   map[string]*entry
-	nextTry time.Time
-	backoff time.Duration
-	alive   time.Time
+	// Owned by Run: rows not yet handed to the writer, every row held
+	// (pending and in flight) by key, and how many are in flight.
+	pending  []*entry
+	byKey    map[string]*entry
+	inflight int
+	alive    time.Time
+	jobs     chan []*entry
+	done     chan written
 
 	resendMu sync.Mutex
 }
@@ -133,7 +135,11 @@ type entry struct {
 	key     string
 	row     results.Row
 	arrived time.Time
-	ds      []*grid.Delivery
+	// ds is read by the writer once the entry is in flight; deliveries that
+	// come meanwhile go to extra, which only Run touches.
+	ds       []*grid.Delivery
+	extra    []*grid.Delivery
+	inflight bool
 }
 
 // New returns an Ingester. cfg must be valid (Config.Validate).
@@ -189,16 +195,27 @@ func (in *Ingester) Health(context.Context) health.Result {
 // (Nak) and come again to whichever consumer runs next, which is also what
 // happens, only after the queue's ack wait, when the process is killed.
 func (in *Ingester) Run(ctx context.Context) error {
-	defer in.giveBack()
+	// One batch is written while the next one fills: the insert and the
+	// grid round trips of a stored batch overlap with fetching and decoding.
+	in.jobs, in.done = make(chan []*entry, 1), make(chan written, 2)
+	writerDone := make(chan struct{})
+	go func() {
+		defer close(writerDone)
+		in.write(ctx)
+	}()
+	defer func() {
+		close(in.jobs)
+		<-writerDone
+		in.collect(ctx)
+		in.giveBack()
+	}()
 	in.alive = time.Now()
 	failedFetches := 0
 	for ctx.Err() == nil {
+		in.collect(ctx)
 		now := time.Now()
-		if in.flushDue(now) {
-			in.flush(ctx)
-			now = time.Now()
-		}
-		if len(in.pending) > 0 && now.Sub(in.alive) >= in.cfg.KeepAlive {
+		in.dispatch(now)
+		if len(in.byKey) > 0 && now.Sub(in.alive) >= in.cfg.KeepAlive {
 			in.keepAlive()
 		}
 		ds, err := in.d.Queue.Fetch(ctx, in.cfg.BatchSize, in.fetchWait(now))
@@ -224,28 +241,91 @@ func (in *Ingester) Run(ctx context.Context) error {
 	return nil
 }
 
+// dispatchWait bounds a fetch while a due batch waits for the writer or a
+// batch is in flight, so its completion is noticed soon.
+const dispatchWait = 5 * time.Millisecond
+
 // fetchWait is how long the next fetch may wait for a first message: until
 // the next flush, retry or keep-alive is due.
 func (in *Ingester) fetchWait(now time.Time) time.Duration {
 	wait := in.cfg.FlushInterval
+	if in.inflight > 0 || in.flushDue(now) {
+		wait = dispatchWait
+	}
 	if len(in.pending) > 0 {
-		next := in.pending[0].arrived.Add(in.cfg.FlushInterval)
-		if len(in.pending) >= in.cfg.BatchSize || in.nextTry.After(next) {
-			next = in.nextTry
-		}
-		next = minTime(next, in.alive.Add(in.cfg.KeepAlive))
+		next := minTime(in.pending[0].arrived.Add(in.cfg.FlushInterval), in.alive.Add(in.cfg.KeepAlive))
 		wait = min(wait, next.Sub(now))
 	}
 	// A wait of 0 or less still takes what is ready; Fetch handles it.
 	return wait
 }
 
-// flushDue reports whether a batch should be inserted now.
+// flushDue reports whether a batch should go to the writer now.
 func (in *Ingester) flushDue(now time.Time) bool {
-	if len(in.pending) == 0 || now.Before(in.nextTry) {
+	if len(in.pending) == 0 {
 		return false
 	}
 	return len(in.pending) >= in.cfg.BatchSize || !now.Before(in.pending[0].arrived.Add(in.cfg.FlushInterval))
+}
+
+// dispatch hands due batches to the writer while it has room.
+func (in *Ingester) dispatch(now time.Time) {
+	for in.flushDue(now) {
+		n := min(len(in.pending), in.cfg.BatchSize)
+		batch := slices.Clone(in.pending[:n])
+		select {
+		case in.jobs <- batch:
+		default:
+			return
+		}
+		for _, e := range batch {
+			e.inflight = true
+		}
+		in.inflight += n
+		clear(in.pending[:n])
+		in.pending = in.pending[n:]
+		if len(in.pending) == 0 {
+			// Let the backing array go instead of creeping along it.
+			in.pending = nil
+		}
+	}
+}
+
+// collect takes the writer's finished batches: their keys leave the
+// buffer, and deliveries that came while they were in flight are acked
+// (stored) or handed back (not stored).
+func (in *Ingester) collect(ctx context.Context) {
+	for {
+		select {
+		case w := <-in.done:
+			var ack, nak []*grid.Delivery
+			for _, e := range w.batch {
+				delete(in.byKey, e.key)
+				if w.stored {
+					ack = append(ack, e.extra...)
+				} else {
+					nak = append(nak, e.extra...)
+				}
+			}
+			in.inflight -= len(w.batch)
+			in.ackAll(ctx, ack)
+			for _, d := range nak {
+				_ = d.Nak(0)
+			}
+			in.updateHeld()
+		default:
+			return
+		}
+	}
+}
+
+func (in *Ingester) updateHeld() {
+	n := len(in.pending) + in.inflight
+	in.held.Store(int64(n))
+	in.m.buffered.Set(float64(n))
+	if n < in.cfg.QueueCapacity {
+		in.setDegraded(false)
+	}
 }
 
 // decoded is what handle learns about one delivery.
@@ -312,7 +392,11 @@ func (in *Ingester) handle(ctx context.Context, ds []*grid.Delivery) {
 			continue
 		}
 		if e := in.byKey[it.key]; e != nil {
-			e.ds = append(e.ds, it.d)
+			if e.inflight {
+				e.extra = append(e.extra, it.d)
+			} else {
+				e.ds = append(e.ds, it.d)
+			}
 			continue
 		}
 		if in.late(ctx, deadlines, it) {
@@ -321,7 +405,7 @@ func (in *Ingester) handle(ctx context.Context, ds []*grid.Delivery) {
 			}})
 			continue
 		}
-		if len(in.pending) >= in.cfg.QueueCapacity {
+		if len(in.pending)+in.inflight >= in.cfg.QueueCapacity {
 			in.setDegraded(true)
 			park = append(park, parkItem{d: it.d, p: Parked{
 				NaturalKey: it.key, Reason: ReasonBufferFull, ActivationID: it.r.ActivationID, Payload: it.d.Data,
@@ -334,8 +418,9 @@ func (in *Ingester) handle(ctx context.Context, ds []*grid.Delivery) {
 		in.pending = append(in.pending, e)
 		in.byKey[it.key] = e
 	}
-	in.held.Store(int64(len(in.pending)))
-	in.m.buffered.Set(float64(len(in.pending)))
+	n := len(in.pending) + in.inflight
+	in.held.Store(int64(n))
+	in.m.buffered.Set(float64(n))
 	in.ackAll(ctx, acks)
 	in.park(ctx, park)
 }
@@ -407,80 +492,6 @@ func (in *Ingester) park(ctx context.Context, items []parkItem) {
 	in.ackAll(ctx, ds)
 }
 
-// flush inserts due batches until none is due or an insert fails.
-func (in *Ingester) flush(ctx context.Context) {
-	for in.flushDue(time.Now()) {
-		if in.d.Gate != nil {
-			if st := in.d.Gate.Status(); st.State != results.StateUp {
-				in.retryLater(fmt.Errorf("result store is %s: %s", st.State, st.Reason), false)
-				return
-			}
-		}
-		n := min(len(in.pending), in.cfg.BatchSize)
-		batch := in.pending[:n]
-		rows := make([]results.Row, n)
-		for i, e := range batch {
-			rows[i] = e.row
-		}
-		added, err := in.d.Store.Insert(ctx, rows)
-		if err != nil {
-			in.retryLater(err, true)
-			return
-		}
-		in.m.stored.Add(float64(added))
-		in.m.batches.Inc()
-		in.backoff = 0
-		in.nextTry = time.Time{}
-		in.settle(ctx, batch)
-		clear(in.pending[:n])
-		in.pending = in.pending[n:]
-		if len(in.pending) == 0 {
-			// Let the backing array go instead of creeping along it.
-			in.pending = nil
-		}
-		in.held.Store(int64(len(in.pending)))
-		in.m.buffered.Set(float64(len(in.pending)))
-		if len(in.pending) < in.cfg.QueueCapacity {
-			in.setDegraded(false)
-		}
-	}
-}
-
-// retryLater keeps the rows and schedules the next attempt with back-off.
-func (in *Ingester) retryLater(err error, attempted bool) {
-	if attempted {
-		in.m.insertFailures.Inc()
-	}
-	if in.backoff == 0 {
-		in.backoff = in.cfg.RetryMin
-		in.log.Warn("inserting results failed; rows stay buffered and are retried", "rows", len(in.pending), "err", err)
-	} else {
-		in.backoff = min(2*in.backoff, in.cfg.RetryMax)
-		in.log.Debug("inserting results failed again", "rows", len(in.pending), "retryIn", in.backoff, "err", err)
-	}
-	in.nextTry = time.Now().Add(in.backoff)
-}
-
-// settle runs after a batch is stored: its keys go into fccResultDedup
-// (so a later re-publish is dropped without an insert), then every
-// delivery is acked. A failed map write or ack only means the message may
-// come again; the store's natural key drops it then.
-func (in *Ingester) settle(ctx context.Context, batch []*entry) {
-	parallel(len(batch), gridConcurrency, func(i int) {
-		gctx, cancel := context.WithTimeout(ctx, gridTimeout)
-		defer cancel()
-		if err := in.d.Dedup.Put(gctx, batch[i].key, []byte{1}, in.cfg.DedupTTL); err != nil {
-			in.log.Debug("writing fccResultDedup failed", "key", batch[i].key, "err", err)
-		}
-	})
-	var ds []*grid.Delivery
-	for _, e := range batch {
-		ds = append(ds, e.ds...)
-		delete(in.byKey, e.key)
-	}
-	in.ackAll(ctx, ds)
-}
-
 // ackAll acks deliveries whose rows are stored or parked.
 func (in *Ingester) ackAll(ctx context.Context, ds []*grid.Delivery) {
 	var failed atomic.Int64
@@ -499,17 +510,23 @@ func (in *Ingester) ackAll(ctx context.Context, ds []*grid.Delivery) {
 	}
 }
 
-// keepAlive restarts the ack wait of every held delivery.
+// keepAlive restarts the ack wait of every delivery Run holds (the writer
+// keeps its own alive while it retries).
 func (in *Ingester) keepAlive() {
-	for _, e := range in.pending {
-		for _, d := range e.ds {
+	for _, e := range in.byKey {
+		ds := e.ds
+		if e.inflight {
+			ds = e.extra
+		}
+		for _, d := range ds {
 			_ = d.InProgress()
 		}
 	}
 	in.alive = time.Now()
 }
 
-// giveBack hands every held delivery back to the grid at once.
+// giveBack hands every delivery Run still holds back to the grid at once
+// (the writer has handed back its own).
 func (in *Ingester) giveBack() {
 	for _, e := range in.pending {
 		for _, d := range e.ds {
@@ -517,6 +534,7 @@ func (in *Ingester) giveBack() {
 		}
 	}
 	in.pending = nil
+	in.inflight = 0
 	clear(in.byKey)
 	in.held.Store(0)
 	in.m.buffered.Set(0)
