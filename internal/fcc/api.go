@@ -59,6 +59,9 @@ func (a *API) Routes(mux *httpx.Mux) {
 	mux.Handle("PUT /FCC/admin/model-capability", h(rpc(a.s.PutCapability)))
 	a.runRoutes(mux, h)
 	a.resultRoutes(mux, h)
+	a.reportRoutes(mux, h)
+	a.exportRoutes(mux, h)
+	a.legacyRoutes(mux, h)
 	httpx.ServeOpenAPI(mux.ServeMux, "/FCC/v3/api-docs", "/FCC/swagger-ui.html", "cpesuite campaign service", openAPIDoc)
 }
 
