@@ -20,15 +20,16 @@ import (
 // -benchtime 20000x.
 func BenchmarkIngest(b *testing.B) {
 	for _, e := range engines {
-		for _, batch := range []int{100, 1000} {
-			b.Run(fmt.Sprintf("%s/batch=%d", e.name, batch), func(b *testing.B) {
+		for _, tc := range []struct{ batch, writers int }{{100, 1}, {100, 2}, {100, 4}, {1000, 1}, {1000, 2}} {
+			batch := tc.batch
+			b.Run(fmt.Sprintf("%s/batch=%d/writers=%d", e.name, batch, tc.writers), func(b *testing.B) {
 				up, _ := e.open(b)
 				store := newSwapStore(up())
 				g := newGrid(b, "embedded")
 				q, m := newQueueAndMap(b, g, grid.QueueOptions{}, time.Hour)
 				publishMany(b, q, b.N)
 				cfg := DefaultConfig()
-				cfg.BatchSize = batch
+				cfg.BatchSize, cfg.Writers = batch, tc.writers
 				// The tail of the run is a partial batch; the default 5 s
 				// interval would dominate a short run.
 				cfg.FlushInterval = 50 * time.Millisecond

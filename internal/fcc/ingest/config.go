@@ -25,6 +25,9 @@ type Config struct {
 	// ResendBatchSize is the default and the ceiling of one Resend call.
 	ResendBatchSize int
 
+	// Writers is how many batches are inserted at once.
+	Writers int
+
 	// RetryMin and RetryMax bound the back-off between insert attempts
 	// while the result store fails.
 	RetryMin time.Duration
@@ -42,6 +45,7 @@ func (c *Config) RegisterFlags(s *config.Set) {
 	s.Int(&c.QueueCapacity, "svc.fcc.result.queue-capacity", "SVC_FCC_RESULT_QUEUE_CAPACITY", 10000, "result rows held in memory (batch and retry queue); beyond it rows are parked as BUFFER_FULL")
 	s.Duration(&c.DedupTTL, "svc.fcc.dedup.ttl", "SVC_FCC_DEDUP_TTL", time.Hour, "lifetime of an entry of the map fccResultDedup")
 	s.Int(&c.ResendBatchSize, "svc.fcc.dead-letter.resend-batch-size", "SVC_FCC_DEAD_LETTER_RESEND_BATCH_SIZE", 500, "default and ceiling of one dead-letter resend call")
+	s.Int(&c.Writers, "svc.fcc.result.writers", "SVC_FCC_RESULT_WRITERS", 2, "result batches inserted at once (a store with slow inserts, such as ClickHouse, gains from more)")
 	s.Duration(&c.RetryMin, "svc.fcc.result.retry-min", "SVC_FCC_RESULT_RETRY_MIN", 500*time.Millisecond, "first wait before retrying a failed result insert")
 	s.Duration(&c.RetryMax, "svc.fcc.result.retry-max", "SVC_FCC_RESULT_RETRY_MAX", 30*time.Second, "longest wait between retries of a failed result insert")
 	s.Duration(&c.KeepAlive, "svc.fcc.result.keep-alive", "SVC_FCC_RESULT_KEEP_ALIVE", 10*time.Second, "how often held result deliveries are reported in progress to the grid (below the queue's 30s ack wait)")
@@ -55,6 +59,7 @@ func DefaultConfig() Config {
 		QueueCapacity:   10000,
 		DedupTTL:        time.Hour,
 		ResendBatchSize: 500,
+		Writers:         2,
 		RetryMin:        500 * time.Millisecond,
 		RetryMax:        30 * time.Second,
 		KeepAlive:       10 * time.Second,
@@ -74,6 +79,8 @@ func (c *Config) Validate() error {
 		return config.Errorf("SVC_FCC_DEDUP_TTL", "must be at least 1s (the map counts whole seconds)")
 	case c.ResendBatchSize < 1:
 		return config.Errorf("SVC_FCC_DEAD_LETTER_RESEND_BATCH_SIZE", "must be at least 1")
+	case c.Writers < 1 || c.Writers > 16:
+		return config.Errorf("SVC_FCC_RESULT_WRITERS", "must be from 1 to 16")
 	case c.RetryMin <= 0 || c.RetryMax < c.RetryMin:
 		return config.Errorf("SVC_FCC_RESULT_RETRY_MAX", "needs 0 < SVC_FCC_RESULT_RETRY_MIN <= SVC_FCC_RESULT_RETRY_MAX")
 	case c.KeepAlive <= 0:

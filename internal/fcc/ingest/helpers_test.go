@@ -125,6 +125,7 @@ func testConfig() Config {
 		QueueCapacity:   1000,
 		DedupTTL:        time.Hour,
 		ResendBatchSize: 500,
+		Writers:         2,
 		RetryMin:        10 * time.Millisecond,
 		RetryMax:        100 * time.Millisecond,
 		KeepAlive:       100 * time.Millisecond,

@@ -12,13 +12,22 @@
 //	      -> buffer full? (park BUFFER_FULL, ack; DEGRADED)
 //	      -> buffer -> insert batch -> put keys in fccResultDedup -> ack
 //
-// While an insert fails the rows stay buffered and their deliveries are
-// kept alive (InProgress) rather than handed back: a redelivery would only
+// A writer goroutine inserts and settles one batch while Run fills the
+// next. While an insert fails the rows stay buffered and their deliveries
+// are kept alive (InProgress) rather than handed back: a redelivery would only
 // be caught by the buffer again, and holding them keeps the grid's count of
 // unacknowledged messages equal to what is really outstanding. A row that
 // can be neither stored nor parked is handed back (Nak) for a later
 // delivery; nothing is ever acknowledged without being stored or parked,
 // so fcc.result.lost stays 0.
+//
+// Bound: the buffer (batch being filled, batches with the writer) holds at
+// most svc.fcc.result.queue-capacity rows. The grid bounds it too: its
+// queue consumer hands out at most 1000 unacknowledged messages (the NATS
+// server's default MaxAckPending). With the default capacity of 10,000 a
+// long store outage therefore backs results up in the grid's durable queue
+// once 1000 are held, and BUFFER_FULL parking happens only with a capacity
+// below that.
 package ingest
 
 import (
@@ -191,21 +200,23 @@ func (in *Ingester) Health(context.Context) health.Result {
 }
 
 // Run implements service.Service: it consumes until ctx ends. It does not
-// flush on the way out: rows not yet stored are handed back to the grid
+// flush on the way out (a batch the writer has stored is still acked): rows not yet stored are handed back to the grid
 // (Nak) and come again to whichever consumer runs next, which is also what
 // happens, only after the queue's ack wait, when the process is killed.
 func (in *Ingester) Run(ctx context.Context) error {
-	// One batch is written while the next one fills: the insert and the
-	// grid round trips of a stored batch overlap with fetching and decoding.
-	in.jobs, in.done = make(chan []*entry, 1), make(chan written, 2)
-	writerDone := make(chan struct{})
-	go func() {
-		defer close(writerDone)
-		in.write(ctx)
-	}()
+	// Batches are written while the next ones fill: the inserts and the
+	// grid round trips of stored batches overlap with fetching and decoding,
+	// and with a store whose every insert takes long (ClickHouse) several
+	// inserts run at once. At most 2 * Writers batches are out of Run's
+	// hands, so done never blocks a writer.
+	in.jobs, in.done = make(chan []*entry, in.cfg.Writers), make(chan written, 2*in.cfg.Writers)
+	var writers sync.WaitGroup
+	for range in.cfg.Writers {
+		writers.Go(func() { in.write(ctx) })
+	}
 	defer func() {
 		close(in.jobs)
-		<-writerDone
+		writers.Wait()
 		in.collect(ctx)
 		in.giveBack()
 	}()

@@ -419,6 +419,7 @@ func TestConfigValidate(t *testing.T) {
 		{"no flush interval", func(c *Config) { c.FlushInterval = 0 }, "SVC_FCC_RESULT_FLUSH_INTERVAL"},
 		{"sub-second dedup ttl", func(c *Config) { c.DedupTTL = time.Millisecond }, "SVC_FCC_DEDUP_TTL"},
 		{"resend zero", func(c *Config) { c.ResendBatchSize = 0 }, "SVC_FCC_DEAD_LETTER_RESEND_BATCH_SIZE"},
+		{"no writer", func(c *Config) { c.Writers = 0 }, "SVC_FCC_RESULT_WRITERS"},
 		{"retry max below min", func(c *Config) { c.RetryMax = time.Millisecond }, "SVC_FCC_RESULT_RETRY_MAX"},
 	}
 	for _, tc := range tests {
