@@ -224,6 +224,15 @@ func testMixed(t *testing.T, s results.Store) {
 	if got := mustRows(t, s, 703); len(got) != 0 {
 		t.Errorf("unknown activation: %d rows, want none", len(got))
 	}
+	// New speed rows beside a stored latency key: the speed table must
+	// not keep a half-written attempt (DuckDB's refused fast path).
+	again := with(batch[0], func(r *results.Row) { r.Description = "re-sent" })
+	more := []results.Row{SpeedRow(700, "M3", fccwire.Download, 1), again, LatencyRow(701, "M3", 1), SpeedRow(700, "M3", fccwire.Upload, 1)}
+	if n, err := s.Insert(ctx, more); err != nil || n != 3 {
+		t.Fatalf("Insert with one stored key = %d, %v; want 3", n, err)
+	}
+	requireRows(t, mustRows(t, s, 700), []results.Row{batch[2], batch[1], more[0], more[3]})
+	requireRows(t, mustRows(t, s, 701), []results.Row{batch[4], batch[3], batch[0], more[2]})
 }
 
 func testBatch10000(t *testing.T, s results.Store) {
