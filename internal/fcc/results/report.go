@@ -25,6 +25,20 @@ type Filter struct {
 	AfterStop              *bool
 }
 
+// MatchesNothing reports a filter that cannot match a row: an empty
+// non-nil id list, or an empty time range. Callers answer it without a
+// query (the spec's empty intersection never reads).
+func (f Filter) MatchesNothing() bool {
+	empty := func(v []int64) bool { return v != nil && len(v) == 0 }
+	if empty(f.CampaignIDs) || empty(f.ActivationIDs) || empty(f.DomainIDs) || empty(f.CpeIDs) {
+		return true
+	}
+	if f.Statuses != nil && len(f.Statuses) == 0 {
+		return true
+	}
+	return f.StartedFrom != nil && f.StartedTo != nil && !f.StartedFrom.Before(*f.StartedTo)
+}
+
 // RunCounts are the five result counters of a report list row.
 type RunCounts struct {
 	Results   int64 `json:"results"`
