@@ -1,0 +1,140 @@
+package results
+
+import (
+	"context"
+)
+
+var chSQL = reportSQL{clickhouse: true}
+
+// RunCounts implements Reports.
+func (s *ClickHouse) RunCounts(ctx context.Context, f Filter, activationIDs []int64) (map[int64]RunCounts, error) {
+	out := map[int64]RunCounts{}
+	if f.MatchesNothing() || len(activationIDs) == 0 {
+		return out, nil
+	}
+	if s.isClosed() {
+		return nil, errClosed
+	}
+	q, args, err := chSQL.runCountsQuery(f, activationIDs)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := s.conn.Query(ctx, q, args...)
+	if err != nil {
+		return nil, s.errorf("counting run results", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		var c RunCounts
+		if err := rows.Scan(&id, &c.Results, &c.OK, &c.BelowTier, &c.Errors, &c.WANBusy); err != nil {
+			return nil, s.errorf("counting run results", err)
+		}
+		out[id] = c
+	}
+	if err := rows.Err(); err != nil {
+		return nil, s.errorf("counting run results", err)
+	}
+	return out, nil
+}
+
+// Page implements Reports.
+func (s *ClickHouse) Page(ctx context.Context, f Filter, offset, limit int) ([]Row, int64, error) {
+	if f.MatchesNothing() {
+		return []Row{}, 0, nil
+	}
+	if s.isClosed() {
+		return nil, 0, errClosed
+	}
+	cq, cargs, err := chSQL.countQuery(f)
+	if err != nil {
+		return nil, 0, err
+	}
+	var total int64
+	if err := s.conn.QueryRow(ctx, cq, cargs...).Scan(&total); err != nil {
+		return nil, 0, s.errorf("counting results", err)
+	}
+	out := make([]Row, 0, min(limit, 1024))
+	if total == 0 || limit <= 0 || int64(offset) >= total {
+		return out, total, nil
+	}
+	err = s.stream(ctx, f, offset, limit, func(r *Row) error {
+		out = append(out, *r)
+		return nil
+	})
+	return out, total, err
+}
+
+// Stream implements Reports. The native protocol delivers the answer in
+// blocks, read one at a time, so memory does not grow with the row count.
+func (s *ClickHouse) Stream(ctx context.Context, f Filter, fn func(*Row) error) error {
+	if f.MatchesNothing() {
+		return nil
+	}
+	return s.stream(ctx, f, 0, -1, fn)
+}
+
+func (s *ClickHouse) stream(ctx context.Context, f Filter, offset, limit int, fn func(*Row) error) error {
+	if s.isClosed() {
+		return errClosed
+	}
+	q, args, err := chSQL.rowsQuery(f, offset, limit)
+	if err != nil {
+		return err
+	}
+	rows, err := s.conn.Query(ctx, q, args...)
+	if err != nil {
+		return s.errorf("reading results", err)
+	}
+	defer rows.Close()
+	rec := record{boolAsUint8: true}
+	dest := rowDest(&rec)
+	for rows.Next() {
+		if err := rows.Scan(dest...); err != nil {
+			return s.errorf("reading results", err)
+		}
+		r, err := reportRow(&rec)
+		if err != nil {
+			return s.errorf("reading results", err)
+		}
+		if err := fn(&r); err != nil {
+			return err
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return s.errorf("reading results", err)
+	}
+	return nil
+}
+
+// Summarise implements Reports.
+func (s *ClickHouse) Summarise(ctx context.Context, f Filter) (Summary, error) {
+	if f.MatchesNothing() {
+		return Summary{}, nil
+	}
+	if s.isClosed() {
+		return Summary{}, errClosed
+	}
+	cq, sq, lq, cargs, sargs, largs, err := chSQL.summaryQueries(f)
+	if err != nil {
+		return Summary{}, err
+	}
+	var n, serials, runs, first, last, breaches, kbpsN, latN int64
+	var kbpsSum, latSum float64
+	if err := s.conn.QueryRow(ctx, cq, cargs...).Scan(&n, &serials, &runs, &first, &last, &breaches); err != nil {
+		return Summary{}, s.errorf("summarising results", err)
+	}
+	if sq != "" && n > 0 {
+		if err := s.conn.QueryRow(ctx, sq, sargs...).Scan(&kbpsSum, &kbpsN); err != nil {
+			return Summary{}, s.errorf("summarising speed results", err)
+		}
+	}
+	if lq != "" && n > 0 {
+		if err := s.conn.QueryRow(ctx, lq, largs...).Scan(&latSum, &latN); err != nil {
+			return Summary{}, s.errorf("summarising latency results", err)
+		}
+	}
+	return summaryOf(n, serials, runs, first, last, breaches, kbpsSum, kbpsN, latSum, latN), nil
+}
+
+var _ Reports = (*ClickHouse)(nil)
