@@ -29,9 +29,12 @@ type ReportFilterBody struct {
 	// StartedFrom and StartedTo bound a result's startedAt: [from, to).
 	StartedFrom *time.Time `json:"startedFrom"`
 	StartedTo   *time.Time `json:"startedTo"`
-	Statuses    []string   `json:"statuses"`
-	AfterStop   *bool      `json:"afterStop"`
-	// CpeIDs is the device filter.
+	// Statuses is a list of OK, BELOW_TIER, ERROR, WAN_BUSY; empty means
+	// every status.
+	Statuses  []string `json:"statuses"`
+	AfterStop *bool    `json:"afterStop"`
+	// CpeIDs is the device filter: at most svc.fcc.max-devices-per-test
+	// ids; an empty list matches nothing.
 	CpeIDs []int64 `json:"cpeIds"`
 }
 
@@ -54,7 +57,9 @@ func (s *Service) reportFilter(ctx context.Context, id Identity, body ReportFilt
 		}
 		f.Type = fccwire.TestType(t)
 	}
-	if body.Statuses != nil {
+	// An empty status list is no status filter: statuses are not a
+	// visibility list, so nothing is widened by reading it so.
+	if len(body.Statuses) > 0 {
 		f.Statuses = make([]fccwire.Outcome, 0, len(body.Statuses))
 		for i, st := range body.Statuses {
 			st = strings.ToUpper(st)
@@ -73,6 +78,9 @@ func (s *Service) reportFilter(ctx context.Context, id Identity, body ReportFilt
 	f.Serial = strings.TrimSpace(body.Serial)
 	f.AfterStop = body.AfterStop
 	if body.CpeIDs != nil {
+		if len(body.CpeIDs) > s.cfg.MaxDevicesPerTest {
+			return f, invalid("cpeIds holds %d ids; at most %d (svc.fcc.max-devices-per-test)", len(body.CpeIDs), s.cfg.MaxDevicesPerTest)
+		}
 		f.CpeIDs = distinct(body.CpeIDs)
 	}
 	f.DomainIDs = scopeDomains(id, body.DomainIDs)
