@@ -138,6 +138,10 @@ func (im *Importer) Close() error {
 	return nil
 }
 
+// SetClock replaces the clock (tests of the pass cutoff); call it before
+// Start.
+func (im *Importer) SetClock(now func() time.Time) { im.now = now }
+
 // Wait blocks until the passes of this process have ended (tests).
 func (im *Importer) Wait() { im.wg.Wait() }
 
