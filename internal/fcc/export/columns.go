@@ -152,7 +152,24 @@ func stamp(d []byte, t time.Time) ([]byte, kind) {
 	if t.IsZero() {
 		return d, null
 	}
-	return t.UTC().AppendFormat(d, timeLayout), plain
+	return appendStamp(d, t.UTC()), plain
+}
+
+// appendStamp writes t (UTC) as timeLayout does. It is spelled out because
+// time.AppendFormat parses its layout on every call, and an export formats
+// up to eight times a row.
+func appendStamp(d []byte, t time.Time) []byte {
+	y, mo, day := t.Date()
+	h, mi, s := t.Clock()
+	if y < 0 || y > 9999 {
+		return t.AppendFormat(d, timeLayout)
+	}
+	us := t.Nanosecond() / 1000
+	d = append(d, byte('0'+y/1000), byte('0'+y/100%10), byte('0'+y/10%10), byte('0'+y%10), '-',
+		byte('0'+int(mo)/10), byte('0'+int(mo)%10), '-', byte('0'+day/10), byte('0'+day%10), 'T',
+		byte('0'+h/10), byte('0'+h%10), ':', byte('0'+mi/10), byte('0'+mi%10), ':', byte('0'+s/10), byte('0'+s%10), '.')
+	return append(d, byte('0'+us/100000), byte('0'+us/10000%10), byte('0'+us/1000%10),
+		byte('0'+us/100%10), byte('0'+us/10%10), byte('0'+us%10), 'Z')
 }
 
 func optStamp(d []byte, t *fccwire.Time) ([]byte, kind) {

@@ -20,8 +20,9 @@ const csvBuffer = 64 << 10
 // LF as CRLF and drop a lone CR), so a strict reader gets the stored text
 // back unchanged.
 type csvEncoder struct {
-	w      *bufio.Writer
-	header bool
+	w       *bufio.Writer
+	header  bool
+	scratch []byte
 }
 
 // CSV returns a writer of RFC 4180 CSV to w.
@@ -41,38 +42,48 @@ func (e *csvEncoder) row(cells []cell, buf []byte) error {
 	return err
 }
 
+// record lays the whole record out in scratch and hands it to the buffer
+// in one call.
 func (e *csvEncoder) record(cells []cell, buf []byte) {
+	out := e.scratch[:0]
 	for i, c := range cells {
 		if i > 0 {
-			_ = e.w.WriteByte(',')
+			out = append(out, ',')
 		}
 		f := buf[c.start:c.end]
 		if c.kind != text || !needsQuotes(f) {
-			_, _ = e.w.Write(f)
+			out = append(out, f...)
 			continue
 		}
-		_ = e.w.WriteByte('"')
+		out = append(out, '"')
 		for len(f) > 0 {
 			j := bytes.IndexByte(f, '"')
 			if j < 0 {
-				_, _ = e.w.Write(f)
+				out = append(out, f...)
 				break
 			}
-			_, _ = e.w.Write(f[:j+1])
-			_ = e.w.WriteByte('"')
+			out = append(out, f[:j+1]...)
+			out = append(out, '"')
 			f = f[j+1:]
 		}
-		_ = e.w.WriteByte('"')
+		out = append(out, '"')
 	}
-	_, _ = e.w.WriteString("\r\n")
+	out = append(out, '\r', '\n')
+	_, _ = e.w.Write(out)
+	e.scratch = out
 }
 
 func needsQuotes(f []byte) bool {
 	if len(f) == 0 {
 		return false
 	}
-	if string(f) == `\.` || bytes.ContainsAny(f, ",\"\r\n") {
-		return true
+	for _, c := range f {
+		if c == ',' || c == '"' || c == '\r' || c == '\n' {
+			return true
+		}
+	}
+	if f[0] < utf8.RuneSelf {
+		return f[0] == ' ' || f[0] == '\t' || f[0] == '\v' || f[0] == '\f' || string(f) == `\.`
 	}
 	r, _ := utf8.DecodeRune(f)
 	return unicode.IsSpace(r)

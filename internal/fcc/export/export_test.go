@@ -379,3 +379,16 @@ func TestColName(t *testing.T) {
 		}
 	}
 }
+
+func TestAppendStampMatchesLayout(t *testing.T) {
+	for _, s := range []string{"2025-03-04T05:06:07.123456Z", "1999-12-31T23:59:59.999999Z", "0001-01-01T00:00:00Z",
+		"2038-01-19T03:14:08.000001Z", "9999-12-31T23:59:59.5Z", "2024-02-29T12:00:00+02:00"} {
+		tm, err := time.Parse(time.RFC3339Nano, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := string(appendStamp(nil, tm.UTC())), tm.UTC().Format(timeLayout); got != want {
+			t.Errorf("%s: %s, want %s", s, got, want)
+		}
+	}
+}

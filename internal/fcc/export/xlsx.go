@@ -34,6 +34,7 @@ type xlsxEncoder struct {
 	sheetRows int // rows of the current sheet, header included
 	maxRows   int
 	refs      [][]byte // column letters
+	scratch   []byte
 }
 
 // XLSX returns a writer of an XLSX workbook to w.
@@ -110,50 +111,53 @@ func (e *xlsxEncoder) row(cells []cell, buf []byte) error {
 	return err
 }
 
+// record lays the row out in scratch and hands it to the buffer in one
+// call.
 func (e *xlsxEncoder) record(cells []cell, buf []byte) {
 	e.sheetRows++
 	var num [20]byte
 	n := strconv.AppendInt(num[:0], int64(e.sheetRows), 10)
-	w := e.w
-	_, _ = w.WriteString(`<row r="`)
-	_, _ = w.Write(n)
-	_, _ = w.WriteString(`">`)
+	out := append(e.scratch[:0], `<row r="`...)
+	out = append(out, n...)
+	out = append(out, `">`...)
 	for i, c := range cells {
 		if c.kind == null {
 			continue
 		}
-		_, _ = w.WriteString(`<c r="`)
-		_, _ = w.Write(e.refs[i])
-		_, _ = w.Write(n)
+		out = append(out, `<c r="`...)
+		out = append(out, e.refs[i]...)
+		out = append(out, n...)
 		f := buf[c.start:c.end]
 		if c.kind == number {
-			_, _ = w.WriteString(`"><v>`)
-			_, _ = w.Write(f)
-			_, _ = w.WriteString(`</v></c>`)
+			out = append(out, `"><v>`...)
+			out = append(out, f...)
+			out = append(out, `</v></c>`...)
 			continue
 		}
 		if isSpace(f[0]) || isSpace(f[len(f)-1]) {
 			// Without it a reader may trim the text.
-			_, _ = w.WriteString(`" t="inlineStr"><is><t xml:space="preserve">`)
+			out = append(out, `" t="inlineStr"><is><t xml:space="preserve">`...)
 		} else {
-			_, _ = w.WriteString(`" t="inlineStr"><is><t>`)
+			out = append(out, `" t="inlineStr"><is><t>`...)
 		}
 		if c.kind == text {
-			writeEscaped(w, f)
+			out = appendEscaped(out, f)
 		} else {
-			_, _ = w.Write(f)
+			out = append(out, f...)
 		}
-		_, _ = w.WriteString(`</t></is></c>`)
+		out = append(out, `</t></is></c>`...)
 	}
-	_, _ = w.WriteString(`</row>`)
+	out = append(out, `</row>`...)
+	_, _ = e.w.Write(out)
+	e.scratch = out
 }
 
 func isSpace(b byte) bool { return b == ' ' || b == '\t' || b == '\n' || b == '\r' }
 
-// writeEscaped writes text content with the markup characters escaped. A
-// CR is written as a character reference because an XML reader turns a
+// appendEscaped appends text content with the markup characters escaped.
+// A CR is written as a character reference because an XML reader turns a
 // literal CR (or CRLF) into LF; the text is already clean (appendClean).
-func writeEscaped(w *bufio.Writer, f []byte) {
+func appendEscaped(out, f []byte) []byte {
 	last := 0
 	for i, c := range f {
 		var esc string
@@ -171,11 +175,11 @@ func writeEscaped(w *bufio.Writer, f []byte) {
 		default:
 			continue
 		}
-		_, _ = w.Write(f[last:i])
-		_, _ = w.WriteString(esc)
+		out = append(out, f[last:i]...)
+		out = append(out, esc...)
 		last = i + 1
 	}
-	_, _ = w.Write(f[last:])
+	return append(out, f[last:]...)
 }
 
 func (e *xlsxEncoder) end() error {
