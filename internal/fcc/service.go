@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"cpesuite/internal/fcc/fleet"
+	"cpesuite/internal/fcc/legacy"
 	"cpesuite/internal/platform/sqlstore"
 )
 
@@ -30,6 +31,8 @@ type Service struct {
 	// the activation machinery (runs*.go). Both are set after New.
 	results resultHooks
 	runs    *runEngine
+	// legacy runs the legacy import (legacy_import.go); set after New.
+	legacy *legacy.Importer
 }
 
 // New returns the service. acs reads the ACS device tables.
