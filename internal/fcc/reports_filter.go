@@ -127,7 +127,8 @@ func scopeDomains(id Identity, body []int64) []int64 {
 		return distinct(body)
 	}
 	if body == nil {
-		return slices.Clone(id.DomainIDs)
+		// Never nil: a LIST caller without visible domains sees nothing.
+		return append([]int64{}, id.DomainIDs...)
 	}
 	out := []int64{}
 	for _, d := range distinct(body) {
