@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"cpesuite/internal/fcc/ingest"
+	"cpesuite/internal/fcc/legacy"
 	"cpesuite/internal/fcc/results"
 	"cpesuite/internal/platform/campaigntime"
 	"cpesuite/internal/platform/config"
@@ -42,6 +43,8 @@ type Config struct {
 	ResultStore results.Config
 	// Ingest: svc.fcc.result.*, dedup and dead letters (package ingest).
 	Ingest ingest.Config
+	// Legacy: svc.fcc.legacy-import.* and the legacy source (package legacy).
+	Legacy legacy.Config
 }
 
 // RegisterFlags declares the variables.
@@ -62,6 +65,7 @@ func (c *Config) RegisterFlags(s *config.Set) {
 	c.Runs.RegisterFlags(s)
 	c.ResultStore.RegisterFlags(s)
 	c.Ingest.RegisterFlags(s)
+	c.Legacy.RegisterFlags(s)
 }
 
 // Validate checks the values.
@@ -82,7 +86,7 @@ func (c *Config) Validate() error {
 	case c.UserFallback == "":
 		return config.Errorf("SVC_FCC_AUDIT_USER_FALLBACK", "must not be empty")
 	}
-	for _, v := range []interface{ Validate() error }{&c.Runs, &c.ResultStore, &c.Ingest} {
+	for _, v := range []interface{ Validate() error }{&c.Runs, &c.ResultStore, &c.Ingest, &c.Legacy} {
 		if err := v.Validate(); err != nil {
 			return err
 		}
