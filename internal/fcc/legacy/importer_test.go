@@ -53,7 +53,7 @@ func (h *hookStore) Insert(ctx context.Context, rows []results.Row) (int, error)
 }
 
 type env struct {
-	t     *testing.T
+	t     testing.TB
 	fccDB *sqlstore.DB
 	src   *sqlstore.DB
 	store *hookStore
@@ -66,7 +66,7 @@ func testConfig() legacy.Config {
 	return legacy.Config{Enabled: true, BatchSize: 100, WindowSettle: time.Hour, Zone: "UTC", StaleAfter: time.Minute}
 }
 
-func newEnv(t *testing.T, d sqlstore.Dialect, edit func(*legacy.Config)) *env {
+func newEnv(t testing.TB, d sqlstore.Dialect, edit func(*legacy.Config)) *env {
 	t.Helper()
 	ctx := context.Background()
 	fccDB := sqltest.Open(t, d)
