@@ -27,8 +27,8 @@ type Config struct {
 
 	// Writers is how many batches are inserted at once. One writer already
 	// overlaps the insert with fetching; more helped DuckDB at batch 100
-	// (its grid round trips overlap) and slowed ClickHouse 18.16 (its
-	// concurrent inserts contend on the server): see BENCHMARKS.md.
+	// (its grid round trips overlap) and did not help ClickHouse 18.16,
+	// whose cost is per INSERT on the server: see BENCHMARKS.md.
 	Writers int
 
 	// RetryMin and RetryMax bound the back-off between insert attempts
@@ -48,7 +48,7 @@ func (c *Config) RegisterFlags(s *config.Set) {
 	s.Int(&c.QueueCapacity, "svc.fcc.result.queue-capacity", "SVC_FCC_RESULT_QUEUE_CAPACITY", 10000, "result rows held in memory (batch and retry queue); beyond it rows are parked as BUFFER_FULL")
 	s.Duration(&c.DedupTTL, "svc.fcc.dedup.ttl", "SVC_FCC_DEDUP_TTL", time.Hour, "lifetime of an entry of the map fccResultDedup")
 	s.Int(&c.ResendBatchSize, "svc.fcc.dead-letter.resend-batch-size", "SVC_FCC_DEAD_LETTER_RESEND_BATCH_SIZE", 500, "default and ceiling of one dead-letter resend call")
-	s.Int(&c.Writers, "svc.fcc.result.writers", "SVC_FCC_RESULT_WRITERS", 1, "result batches inserted at once (4 suits DuckDB at small batches; ClickHouse 18.16 is slower with more than 1)")
+	s.Int(&c.Writers, "svc.fcc.result.writers", "SVC_FCC_RESULT_WRITERS", 1, "result batches inserted at once (4 suits DuckDB at small batches; ClickHouse 18.16 did not gain from more than 1)")
 	s.Duration(&c.RetryMin, "svc.fcc.result.retry-min", "SVC_FCC_RESULT_RETRY_MIN", 500*time.Millisecond, "first wait before retrying a failed result insert")
 	s.Duration(&c.RetryMax, "svc.fcc.result.retry-max", "SVC_FCC_RESULT_RETRY_MAX", 30*time.Second, "longest wait between retries of a failed result insert")
 	s.Duration(&c.KeepAlive, "svc.fcc.result.keep-alive", "SVC_FCC_RESULT_KEEP_ALIVE", 10*time.Second, "how often held result deliveries are reported in progress to the grid (below the queue's 30s ack wait)")
