@@ -89,4 +89,3 @@ func (a *API) legacyStop(w http.ResponseWriter, r *http.Request) error {
 	}
 	return httpx.WriteJSON(w, http.StatusOK, st)
 }
-
