@@ -29,6 +29,9 @@ func BenchmarkCampaignLoad(b *testing.B) {
 	for range b.N {
 		b.StopTimer()
 		env := newCampaignEnv(b, func(c *acs.Config) { c.MaxDiagnostics = maxDiag })
+		// The executor's production intervals: the tests' 50 ms poll
+		// would re-read every transaction in flight 20 times a second.
+		env.ecfg.PollInterval, env.ecfg.ConnectRetry = time.Second, 30*time.Second
 		env.startExecutor()
 		devs := env.fleet("BENCH", n)
 		run := newActivate(1001, fccwire.TypeSpeed, 60, fccwire.Group{ConfigID: 1, Speed: &fccwire.SpeedSettings{TestMode: fccwire.FileBased,
@@ -52,6 +55,7 @@ func BenchmarkCampaignLoad(b *testing.B) {
 		if f.ResultsSent != int64(2*n) || f.Reason != fccwire.FinishCompleted {
 			b.Fatalf("finished %+v", f)
 		}
+		env.debugTasks(devs)
 		b.ReportMetric(float64(parts), "parts")
 		b.ReportMetric(elapsed.Seconds(), "s/run")
 		b.ReportMetric(diags/elapsed.Seconds(), "diagnostics/s")
@@ -87,4 +91,3 @@ func envInt(name string, def int) int {
 	}
 	return def
 }
-

@@ -49,11 +49,11 @@ func (s *Store) recordActivatePart(ctx context.Context, m *fccwire.Activate, now
 	err = s.db.InTx(ctx, func(tx *sql.Tx) error {
 		var state string
 		var hasHead bool
-		err := tx.QueryRowContext(ctx, s.q(`SELECT state, head IS NOT NULL FROM acs_campaign_runs WHERE activation_id = ?`), m.ActivationID).Scan(&state, &hasHead)
+		err := s.txQueryRow(ctx, tx, s.q(`SELECT state, head IS NOT NULL FROM acs_campaign_runs WHERE activation_id = ?`), m.ActivationID).Scan(&state, &hasHead)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
 			state = runReceiving
-			if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO acs_campaign_runs (activation_id, fcc_test_id, command_id, test_type, parts, head, state, created_at)
+			if _, err := s.txExec(ctx, tx, s.q(`INSERT INTO acs_campaign_runs (activation_id, fcc_test_id, command_id, test_type, parts, head, state, created_at)
 				VALUES (?, ?, ?, ?, ?, ?, ?, ?)`), m.ActivationID, m.FccTestID, m.CommandID, string(m.Type), m.Parts, string(headJSON), state, now); err != nil {
 				return fmt.Errorf("campaign run: %w", err)
 			}
@@ -61,12 +61,12 @@ func (s *Store) recordActivatePart(ctx context.Context, m *fccwire.Activate, now
 			return err
 		case !hasHead:
 			// A STOP came first: keep the settings for inspection.
-			if _, err := tx.ExecContext(ctx, s.q(`UPDATE acs_campaign_runs SET fcc_test_id = ?, command_id = ?, test_type = ?, parts = ?, head = ?
+			if _, err := s.txExec(ctx, tx, s.q(`UPDATE acs_campaign_runs SET fcc_test_id = ?, command_id = ?, test_type = ?, parts = ?, head = ?
 				WHERE activation_id = ?`), m.FccTestID, m.CommandID, string(m.Type), m.Parts, string(headJSON), m.ActivationID); err != nil {
 				return err
 			}
 		}
-		res, err := tx.ExecContext(ctx, s.q(`INSERT INTO acs_campaign_parts (activation_id, part, command_id, received_at) VALUES (?, ?, ?, ?)
+		res, err := s.txExec(ctx, tx, s.q(`INSERT INTO acs_campaign_parts (activation_id, part, command_id, received_at) VALUES (?, ?, ?, ?)
 			ON CONFLICT DO NOTHING`), m.ActivationID, m.Part, m.CommandID, now)
 		if err != nil {
 			return fmt.Errorf("campaign part: %w", err)
@@ -81,14 +81,14 @@ func (s *Store) recordActivatePart(ctx context.Context, m *fccwire.Activate, now
 			return nil
 		}
 		var held int
-		if err := tx.QueryRowContext(ctx, s.q(`SELECT COUNT(*) FROM acs_campaign_parts WHERE activation_id = ?`), m.ActivationID).Scan(&held); err != nil {
+		if err := s.txQueryRow(ctx, tx, s.q(`SELECT COUNT(*) FROM acs_campaign_parts WHERE activation_id = ?`), m.ActivationID).Scan(&held); err != nil {
 			return err
 		}
 		if held < m.Parts {
 			return nil
 		}
 		start = true
-		_, err = tx.ExecContext(ctx, s.q(`UPDATE acs_campaign_runs SET state = ?, started_at = ? WHERE activation_id = ?`), runRunning, now, m.ActivationID)
+		_, err = s.txExec(ctx, tx, s.q(`UPDATE acs_campaign_runs SET state = ?, started_at = ? WHERE activation_id = ?`), runRunning, now, m.ActivationID)
 		return err
 	})
 	return start, err
@@ -119,7 +119,7 @@ func (s *Store) insertCampaignDevices(ctx context.Context, tx *sql.Tx, m *fccwir
 			args = append(args, m.ActivationID, r.d.CpeID, r.d.Serial, string(r.d.Protocol), r.config, m.Part, r.idx)
 		}
 		sb.WriteString(" ON CONFLICT DO NOTHING")
-		if _, err := tx.ExecContext(ctx, s.q(sb.String()), args...); err != nil {
+		if _, err := s.txExec(ctx, tx, s.q(sb.String()), args...); err != nil {
 			return fmt.Errorf("campaign devices: %w", err)
 		}
 		rows = rows[n:]
@@ -134,10 +134,10 @@ func (s *Store) recordStop(ctx context.Context, m *fccwire.Stop, now time.Time) 
 	now = now.UTC()
 	err = s.db.InTx(ctx, func(tx *sql.Tx) error {
 		var state string
-		err := tx.QueryRowContext(ctx, s.q(`SELECT state FROM acs_campaign_runs WHERE activation_id = ?`), m.ActivationID).Scan(&state)
+		err := s.txQueryRow(ctx, tx, s.q(`SELECT state FROM acs_campaign_runs WHERE activation_id = ?`), m.ActivationID).Scan(&state)
 		switch {
 		case errors.Is(err, sql.ErrNoRows):
-			_, err := tx.ExecContext(ctx, s.q(`INSERT INTO acs_campaign_runs (activation_id, fcc_test_id, state, stop_command_id, stop_reason, stopped_at, created_at)
+			_, err := s.txExec(ctx, tx, s.q(`INSERT INTO acs_campaign_runs (activation_id, fcc_test_id, state, stop_command_id, stop_reason, stopped_at, created_at)
 				VALUES (?, ?, ?, ?, ?, ?, ?)`), m.ActivationID, m.FccTestID, runStopped, m.CommandID, string(m.Reason), now, now)
 			return err
 		case err != nil:
@@ -152,7 +152,7 @@ func (s *Store) recordStop(ctx context.Context, m *fccwire.Stop, now time.Time) 
 		default:
 			return nil // stopping, stopped or finished already
 		}
-		_, err = tx.ExecContext(ctx, s.q(`UPDATE acs_campaign_runs SET state = ?, stop_command_id = ?, stop_reason = ?, stopped_at = ? WHERE activation_id = ?`),
+		_, err = s.txExec(ctx, tx, s.q(`UPDATE acs_campaign_runs SET state = ?, stop_command_id = ?, stop_reason = ?, stopped_at = ? WHERE activation_id = ?`),
 			next, m.CommandID, string(m.Reason), now, m.ActivationID)
 		return err
 	})
@@ -170,7 +170,7 @@ func (s *Store) campaignRun(ctx context.Context, id int64) (campaignRunRow, erro
 	var r campaignRunRow
 	var head sql.NullString
 	var stopped sql.NullTime
-	err := s.db.QueryRowContext(ctx, s.q(`SELECT head, state, stopped_at FROM acs_campaign_runs WHERE activation_id = ?`), id).Scan(&head, &r.state, &stopped)
+	err := s.queryRow(ctx, s.q(`SELECT head, state, stopped_at FROM acs_campaign_runs WHERE activation_id = ?`), id).Scan(&head, &r.state, &stopped)
 	if err != nil {
 		return r, err
 	}
@@ -186,7 +186,7 @@ func (s *Store) campaignRun(ctx context.Context, id int64) (campaignRunRow, erro
 
 // unfinishedRuns lists the runs a (re)started executor must drive.
 func (s *Store) unfinishedRuns(ctx context.Context) ([]int64, error) {
-	rows, err := s.db.QueryContext(ctx, s.q(`SELECT activation_id FROM acs_campaign_runs WHERE state IN (?, ?) ORDER BY activation_id`), runRunning, runStopping)
+	rows, err := s.query(ctx, s.q(`SELECT activation_id FROM acs_campaign_runs WHERE state IN (?, ?) ORDER BY activation_id`), runRunning, runStopping)
 	if err != nil {
 		return nil, err
 	}
@@ -209,7 +209,7 @@ func (d *campaignDevice) terminal() bool {
 }
 
 func (s *Store) campaignDevices(ctx context.Context, id int64) ([]*campaignDevice, error) {
-	rows, err := s.db.QueryContext(ctx, s.q(`SELECT cpe_id, serial, protocol, config_id, state, reason, seq FROM acs_campaign_devices
+	rows, err := s.query(ctx, s.q(`SELECT cpe_id, serial, protocol, config_id, state, reason, seq FROM acs_campaign_devices
 		WHERE activation_id = ? ORDER BY part, idx`), id)
 	if err != nil {
 		return nil, err
@@ -245,7 +245,7 @@ type measurement struct {
 }
 
 func (s *Store) campaignMeasurements(ctx context.Context, id int64) (map[measKey]*measurement, error) {
-	rows, err := s.db.QueryContext(ctx, s.q(`SELECT cpe_id, direction, iteration, state, attempts, failures, transaction_id, started_at, status
+	rows, err := s.query(ctx, s.q(`SELECT cpe_id, direction, iteration, state, attempts, failures, transaction_id, started_at, status
 		FROM acs_campaign_measurements WHERE activation_id = ?`), id)
 	if err != nil {
 		return nil, err
@@ -268,14 +268,14 @@ func (s *Store) campaignMeasurements(ctx context.Context, id int64) (map[measKey
 
 // beginMeasurement records that a measurement started (once).
 func (s *Store) beginMeasurement(ctx context.Context, k measKey, at time.Time) error {
-	_, err := s.db.ExecContext(ctx, s.q(`INSERT INTO acs_campaign_measurements (activation_id, cpe_id, direction, iteration, state, started_at)
+	_, err := s.exec(ctx, s.q(`INSERT INTO acs_campaign_measurements (activation_id, cpe_id, direction, iteration, state, started_at)
 		VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`), k.ActivationID, k.CpeID, string(k.Direction), k.Iteration, measRunning, at.UTC())
 	return err
 }
 
 // setMeasurementAttempts records tries that enqueued nothing (a busy WAN).
 func (s *Store) setMeasurementAttempts(ctx context.Context, k measKey, attempts int) error {
-	_, err := s.db.ExecContext(ctx, s.q(`UPDATE acs_campaign_measurements SET attempts = ? WHERE activation_id = ? AND cpe_id = ? AND direction = ? AND iteration = ?`),
+	_, err := s.exec(ctx, s.q(`UPDATE acs_campaign_measurements SET attempts = ? WHERE activation_id = ? AND cpe_id = ? AND direction = ? AND iteration = ?`),
 		attempts, k.ActivationID, k.CpeID, string(k.Direction), k.Iteration)
 	return err
 }
@@ -289,7 +289,7 @@ func (s *Store) enqueueMeasurement(ctx context.Context, k measKey, attempts, fai
 		if txn, err = s.enqueueTx(ctx, tx, label, []NewTask{task}); err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, s.q(`UPDATE acs_campaign_measurements SET attempts = ?, failures = ?, transaction_id = ?
+		_, err = s.txExec(ctx, tx, s.q(`UPDATE acs_campaign_measurements SET attempts = ?, failures = ?, transaction_id = ?
 			WHERE activation_id = ? AND cpe_id = ? AND direction = ? AND iteration = ?`),
 			attempts, failures, txn.ID, k.ActivationID, k.CpeID, string(k.Direction), k.Iteration)
 		return err
@@ -301,7 +301,7 @@ func (s *Store) enqueueMeasurement(ctx context.Context, k measKey, attempts, fai
 // one commit.
 func (s *Store) finishMeasurement(ctx context.Context, k measKey, r *fccwire.Result, payload []byte) error {
 	return s.db.InTx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, s.q(`UPDATE acs_campaign_measurements SET state = ?, attempts = ?, status = ?, natural_key = ?, finished_at = ?, transaction_id = NULL
+		res, err := s.txExec(ctx, tx, s.q(`UPDATE acs_campaign_measurements SET state = ?, attempts = ?, status = ?, natural_key = ?, finished_at = ?, transaction_id = NULL
 			WHERE activation_id = ? AND cpe_id = ? AND direction = ? AND iteration = ? AND state = ?`),
 			measDone, r.Attempts, string(r.Status), r.NaturalKey(), r.FinishedAt.Time, k.ActivationID, k.CpeID, string(k.Direction), k.Iteration, measRunning)
 		if err != nil {
@@ -315,7 +315,7 @@ func (s *Store) finishMeasurement(ctx context.Context, k measKey, r *fccwire.Res
 }
 
 func (s *Store) queueOutbox(ctx context.Context, tx *sql.Tx, activationID int64, queue, msgID string, payload []byte) error {
-	_, err := tx.ExecContext(ctx, s.q(`INSERT INTO acs_campaign_outbox (activation_id, queue, msg_id, payload, created_at) VALUES (?, ?, ?, ?, ?)`),
+	_, err := s.txExec(ctx, tx, s.q(`INSERT INTO acs_campaign_outbox (activation_id, queue, msg_id, payload, created_at) VALUES (?, ?, ?, ?, ?)`),
 		activationID, queue, msgID, string(payload), time.Now().UTC())
 	return err
 }
@@ -335,7 +335,7 @@ func (s *Store) setDeviceStateTx(ctx context.Context, tx *sql.Tx, activationID i
 	if err != nil {
 		return err
 	}
-	if _, err := tx.ExecContext(ctx, s.q(`UPDATE acs_campaign_devices SET state = ?, reason = ?, seq = ? WHERE activation_id = ? AND cpe_id = ?`),
+	if _, err := s.txExec(ctx, tx, s.q(`UPDATE acs_campaign_devices SET state = ?, reason = ?, seq = ? WHERE activation_id = ? AND cpe_id = ?`),
 		string(state), string(reason), seq, activationID, d.CpeID); err != nil {
 		return err
 	}
@@ -351,7 +351,7 @@ func (s *Store) setDeviceStateTx(ctx context.Context, tx *sql.Tx, activationID i
 func (s *Store) finishRun(ctx context.Context, head *fccwire.Activate, devices []*campaignDevice, reason fccwire.FinishReason, failWith fccwire.DeviceReason) error {
 	return s.db.InTx(ctx, func(tx *sql.Tx) error {
 		var state string
-		if err := tx.QueryRowContext(ctx, s.q(`SELECT state FROM acs_campaign_runs WHERE activation_id = ?`), head.ActivationID).Scan(&state); err != nil {
+		if err := s.txQueryRow(ctx, tx, s.q(`SELECT state FROM acs_campaign_runs WHERE activation_id = ?`), head.ActivationID).Scan(&state); err != nil {
 			return err
 		}
 		if state == runFinished {
@@ -374,7 +374,7 @@ func (s *Store) finishRun(ctx context.Context, head *fccwire.Activate, devices [
 				f.Skipped++
 			}
 		}
-		if err := tx.QueryRowContext(ctx, s.q(`SELECT COUNT(*) FROM acs_campaign_measurements WHERE activation_id = ? AND state = ?`),
+		if err := s.txQueryRow(ctx, tx, s.q(`SELECT COUNT(*) FROM acs_campaign_measurements WHERE activation_id = ? AND state = ?`),
 			head.ActivationID, measDone).Scan(&f.ResultsSent); err != nil {
 			return err
 		}
@@ -385,7 +385,7 @@ func (s *Store) finishRun(ctx context.Context, head *fccwire.Activate, devices [
 		if err := s.queueOutbox(ctx, tx, head.ActivationID, fccwire.QueueActivationFinished, "", b); err != nil {
 			return err
 		}
-		_, err = tx.ExecContext(ctx, s.q(`UPDATE acs_campaign_runs SET state = ?, finish_reason = ?, finished_at = ? WHERE activation_id = ?`),
+		_, err = s.txExec(ctx, tx, s.q(`UPDATE acs_campaign_runs SET state = ?, finish_reason = ?, finished_at = ? WHERE activation_id = ?`),
 			runFinished, string(reason), f.FinishedAt.Time, head.ActivationID)
 		return err
 	})
@@ -400,7 +400,7 @@ type outboxRow struct {
 }
 
 func (s *Store) nextOutbox(ctx context.Context, limit int) ([]outboxRow, error) {
-	rows, err := s.db.QueryContext(ctx, s.q(`SELECT id, queue, msg_id, payload FROM acs_campaign_outbox ORDER BY id LIMIT ?`), limit)
+	rows, err := s.query(ctx, s.q(`SELECT id, queue, msg_id, payload FROM acs_campaign_outbox ORDER BY id LIMIT ?`), limit)
 	if err != nil {
 		return nil, err
 	}
@@ -419,6 +419,6 @@ func (s *Store) nextOutbox(ctx context.Context, limit int) ([]outboxRow, error) 
 }
 
 func (s *Store) deleteOutbox(ctx context.Context, upTo int64) error {
-	_, err := s.db.ExecContext(ctx, s.q(`DELETE FROM acs_campaign_outbox WHERE id <= ?`), upTo)
+	_, err := s.exec(ctx, s.q(`DELETE FROM acs_campaign_outbox WHERE id <= ?`), upTo)
 	return err
 }

@@ -26,6 +26,7 @@ const MaxInformBatch = 256
 // conditions and the task queue. It runs on SQLite and PostgreSQL.
 type Store struct {
 	db            *sqlstore.DB
+	stmts         *stmtCache
 	defaultDomain int64
 
 	mu      sync.Mutex
@@ -43,7 +44,7 @@ func OpenStore(ctx context.Context, db *sqlstore.DB, defaultDomain int64) (*Stor
 	if err := sqlstore.Migrate(ctx, db, "acs", migrations); err != nil {
 		return nil, fmt.Errorf("acs store: %w", err)
 	}
-	return &Store{db: db, defaultDomain: defaultDomain, classes: map[string]int64{}}, nil
+	return &Store{db: db, stmts: newStmtCache(db.DB), defaultDomain: defaultDomain, classes: map[string]int64{}}, nil
 }
 
 // DB exposes the database for health checks.
@@ -129,10 +130,10 @@ func (s *Store) productClassID(ctx context.Context, tx *sql.Tx, u InformUpdate, 
 	}
 	var mfID sql.NullInt64
 	if u.Manufacturer != "" {
-		if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO acs_manufacturers (name) VALUES (?) ON CONFLICT (name) DO NOTHING`), u.Manufacturer); err != nil {
+		if _, err := s.txExec(ctx, tx, s.q(`INSERT INTO acs_manufacturers (name) VALUES (?) ON CONFLICT (name) DO NOTHING`), u.Manufacturer); err != nil {
 			return 0, fmt.Errorf("manufacturer: %w", err)
 		}
-		if err := tx.QueryRowContext(ctx, s.q(`SELECT id FROM acs_manufacturers WHERE name = ?`), u.Manufacturer).Scan(&mfID); err != nil {
+		if err := s.txQueryRow(ctx, tx, s.q(`SELECT id FROM acs_manufacturers WHERE name = ?`), u.Manufacturer).Scan(&mfID); err != nil {
 			return 0, fmt.Errorf("manufacturer: %w", err)
 		}
 	}
@@ -144,12 +145,12 @@ func (s *Store) productClassID(ctx context.Context, tx *sql.Tx, u InformUpdate, 
 	if u.DataModel == DataModelTR181 {
 		proto = ProtocolTR181
 	}
-	if _, err := tx.ExecContext(ctx, s.q(`INSERT INTO acs_product_classes (manufacturer_id, oui, product_class, model_name, protocol_id)
+	if _, err := s.txExec(ctx, tx, s.q(`INSERT INTO acs_product_classes (manufacturer_id, oui, product_class, model_name, protocol_id)
 		VALUES (?, ?, ?, ?, ?) ON CONFLICT (oui, product_class) DO NOTHING`),
 		mfID, u.Key.OUI, u.Key.ProductClass, model, proto); err != nil {
 		return 0, fmt.Errorf("product class: %w", err)
 	}
-	if err := tx.QueryRowContext(ctx, s.q(`SELECT id FROM acs_product_classes WHERE oui = ? AND product_class = ?`),
+	if err := s.txQueryRow(ctx, tx, s.q(`SELECT id FROM acs_product_classes WHERE oui = ? AND product_class = ?`),
 		u.Key.OUI, u.Key.ProductClass).Scan(&id); err != nil {
 		return 0, fmt.Errorf("product class: %w", err)
 	}
@@ -202,7 +203,7 @@ func (s *Store) upsertDevices(ctx context.Context, tx *sql.Tx, ups []InformUpdat
 		online_until = excluded.online_until,
 		updated_at = excluded.updated_at
 		RETURNING id, oui, product_class, serial, auth_username, auth_password`)
-	rows, err := tx.QueryContext(ctx, s.q(b.String()), args...)
+	rows, err := s.txQuery(ctx, tx, s.q(b.String()), args...)
 	if err != nil {
 		return fmt.Errorf("upsert devices: %w", err)
 	}
@@ -286,7 +287,7 @@ func nullTime(t sql.NullTime) *time.Time {
 
 // Device returns one device.
 func (s *Store) Device(ctx context.Context, id int64) (Device, error) {
-	d, err := scanDevice(s.db.QueryRowContext(ctx, s.q(deviceSelect+` WHERE d.id = ?`), id))
+	d, err := scanDevice(s.queryRow(ctx, s.q(deviceSelect+` WHERE d.id = ?`), id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return d, notFound("device", id)
 	}
@@ -295,7 +296,7 @@ func (s *Store) Device(ctx context.Context, id int64) (Device, error) {
 
 // DeviceByKey returns the device with a CWMP identity.
 func (s *Store) DeviceByKey(ctx context.Context, k DeviceKey) (Device, error) {
-	d, err := scanDevice(s.db.QueryRowContext(ctx, s.q(deviceSelect+` WHERE d.oui = ? AND d.product_class = ? AND d.serial = ?`), k.OUI, k.ProductClass, k.Serial))
+	d, err := scanDevice(s.queryRow(ctx, s.q(deviceSelect+` WHERE d.oui = ? AND d.product_class = ? AND d.serial = ?`), k.OUI, k.ProductClass, k.Serial))
 	if errors.Is(err, sql.ErrNoRows) {
 		return d, apperr.NotFound("NOT_FOUND", "device %s not found", k)
 	}
@@ -372,10 +373,10 @@ func (s *Store) ListDevices(ctx context.Context, f DeviceFilter, p Page) ([]Devi
 		return []Device{}, 0, nil
 	}
 	var total int64
-	if err := s.db.QueryRowContext(ctx, s.q(`SELECT COUNT(*)`+deviceFrom+where), args...).Scan(&total); err != nil {
+	if err := s.queryRow(ctx, s.q(`SELECT COUNT(*)`+deviceFrom+where), args...).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("count devices: %w", err)
 	}
-	rows, err := s.db.QueryContext(ctx, s.q(deviceSelect+where+` ORDER BY d.id LIMIT ? OFFSET ?`),
+	rows, err := s.query(ctx, s.q(deviceSelect+where+` ORDER BY d.id LIMIT ? OFFSET ?`),
 		append(args, p.Size, (p.Number-1)*p.Size)...)
 	if err != nil {
 		return nil, 0, fmt.Errorf("list devices: %w", err)
@@ -398,7 +399,7 @@ func (s *Store) DeviceIDs(ctx context.Context, f DeviceFilter, limit int) ([]int
 	if !any {
 		return nil, nil
 	}
-	rows, err := s.db.QueryContext(ctx, s.q(`SELECT d.id`+deviceFrom+where+` ORDER BY d.id LIMIT ?`), append(args, limit)...)
+	rows, err := s.query(ctx, s.q(`SELECT d.id`+deviceFrom+where+` ORDER BY d.id LIMIT ?`), append(args, limit)...)
 	if err != nil {
 		return nil, err
 	}
@@ -407,7 +408,7 @@ func (s *Store) DeviceIDs(ctx context.Context, f DeviceFilter, limit int) ([]int
 
 // DeleteDevice removes a device and its tasks.
 func (s *Store) DeleteDevice(ctx context.Context, id int64) error {
-	res, err := s.db.ExecContext(ctx, s.q(`DELETE FROM acs_devices WHERE id = ?`), id)
+	res, err := s.exec(ctx, s.q(`DELETE FROM acs_devices WHERE id = ?`), id)
 	if err != nil {
 		return err
 	}
@@ -451,7 +452,7 @@ func (s *Store) UpdateDevice(ctx context.Context, id int64, u DeviceUpdate) erro
 		return err
 	}
 	add("updated_at", time.Now().UTC())
-	res, err := s.db.ExecContext(ctx, s.q(`UPDATE acs_devices SET `+strings.Join(sets, ", ")+` WHERE id = ?`), append(args, id)...)
+	res, err := s.exec(ctx, s.q(`UPDATE acs_devices SET `+strings.Join(sets, ", ")+` WHERE id = ?`), append(args, id)...)
 	if err != nil {
 		if sqlstore.IsForeignKeyViolation(err) {
 			return apperr.Invalid("UNKNOWN_DOMAIN", "domain %d does not exist", *u.DomainID)
@@ -467,7 +468,7 @@ func (s *Store) UpdateDevice(ctx context.Context, id int64, u DeviceUpdate) erro
 // Params returns the device's cached parameter values.
 func (s *Store) Params(ctx context.Context, id int64) (Params, error) {
 	var raw string
-	err := s.db.QueryRowContext(ctx, s.q(`SELECT params FROM acs_devices WHERE id = ?`), id).Scan(&raw)
+	err := s.queryRow(ctx, s.q(`SELECT params FROM acs_devices WHERE id = ?`), id).Scan(&raw)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, notFound("device", id)
 	}
@@ -486,7 +487,7 @@ func (s *Store) MergeParams(ctx context.Context, id int64, p Params) error {
 	if len(p) == 0 {
 		return nil
 	}
-	_, err := s.db.ExecContext(ctx, s.q(`UPDATE acs_devices SET params = `+s.mergeParams("params", s.jsonParam())+`, updated_at = ? WHERE id = ?`),
+	_, err := s.exec(ctx, s.q(`UPDATE acs_devices SET params = `+s.mergeParams("params", s.jsonParam())+`, updated_at = ? WHERE id = ?`),
 		p.JSON(), time.Now().UTC(), id)
 	return err
 }
@@ -494,7 +495,7 @@ func (s *Store) MergeParams(ctx context.Context, id int64, p Params) error {
 // SetPeriodicInterval records the device's periodic inform interval in
 // seconds, learnt outside an Inform (a GPV or SPV result).
 func (s *Store) SetPeriodicInterval(ctx context.Context, id int64, seconds int) error {
-	_, err := s.db.ExecContext(ctx, s.q(`UPDATE acs_devices SET periodic_interval = ?, updated_at = ? WHERE id = ?`),
+	_, err := s.exec(ctx, s.q(`UPDATE acs_devices SET periodic_interval = ?, updated_at = ? WHERE id = ?`),
 		seconds, time.Now().UTC(), id)
 	return err
 }
@@ -502,14 +503,14 @@ func (s *Store) SetPeriodicInterval(ctx context.Context, id int64, seconds int) 
 // MarkOnline records a contact that proves the device reachable until
 // until (a successful connection request, or a session message).
 func (s *Store) MarkOnline(ctx context.Context, id int64, at, until time.Time) error {
-	_, err := s.db.ExecContext(ctx, s.q(`UPDATE acs_devices SET online = ?, online_until = ?, last_contact_at = ? WHERE id = ?`),
+	_, err := s.exec(ctx, s.q(`UPDATE acs_devices SET online = ?, online_until = ?, last_contact_at = ? WHERE id = ?`),
 		true, until.UTC(), at.UTC(), id)
 	return err
 }
 
 // SweepOffline flips devices whose online window has passed to offline.
 func (s *Store) SweepOffline(ctx context.Context, now time.Time) (int64, error) {
-	res, err := s.db.ExecContext(ctx, s.q(`UPDATE acs_devices SET online = ? WHERE online = ? AND online_until < ?`), false, true, now.UTC())
+	res, err := s.exec(ctx, s.q(`UPDATE acs_devices SET online = ? WHERE online = ? AND online_until < ?`), false, true, now.UTC())
 	if err != nil {
 		return 0, err
 	}
@@ -518,14 +519,14 @@ func (s *Store) SweepOffline(ctx context.Context, now time.Time) (int64, error) 
 
 // CountDevices returns the number of devices and how many are online.
 func (s *Store) CountDevices(ctx context.Context) (total, online int64, err error) {
-	err = s.db.QueryRowContext(ctx, s.q(`SELECT COUNT(*), COALESCE(SUM(CASE WHEN online = ? THEN 1 ELSE 0 END), 0) FROM acs_devices`), true).Scan(&total, &online)
+	err = s.queryRow(ctx, s.q(`SELECT COUNT(*), COALESCE(SUM(CASE WHEN online = ? THEN 1 ELSE 0 END), 0) FROM acs_devices`), true).Scan(&total, &online)
 	return total, online, err
 }
 
 // AuthPassword returns the per-device CPE password for username.
 func (s *Store) AuthPassword(ctx context.Context, username string) (string, bool, error) {
 	var pw string
-	err := s.db.QueryRowContext(ctx, s.q(`SELECT auth_password FROM acs_devices WHERE auth_username = ? AND auth_password <> '' LIMIT 1`), username).Scan(&pw)
+	err := s.queryRow(ctx, s.q(`SELECT auth_password FROM acs_devices WHERE auth_username = ? AND auth_password <> '' LIMIT 1`), username).Scan(&pw)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", false, nil
 	}

@@ -78,7 +78,7 @@ func (s *Store) enqueueTx(ctx context.Context, tx *sql.Tx, label string, tasks [
 	}
 	now := time.Now().UTC()
 	txn := Transaction{Label: label, CreatedAt: now, State: TaskPending}
-	if err := tx.QueryRowContext(ctx, s.q(`INSERT INTO acs_transactions (label, created_at) VALUES (?, ?) RETURNING id`), label, now).Scan(&txn.ID); err != nil {
+	if err := s.txQueryRow(ctx, tx, s.q(`INSERT INTO acs_transactions (label, created_at) VALUES (?, ?) RETURNING id`), label, now).Scan(&txn.ID); err != nil {
 		return txn, fmt.Errorf("transaction: %w", err)
 	}
 	txn.Tasks = make([]Task, 0, len(tasks))
@@ -87,7 +87,7 @@ func (s *Store) enqueueTx(ctx context.Context, tx *sql.Tx, label string, tasks [
 		if len(args) == 0 {
 			args = json.RawMessage("{}")
 		}
-		row := tx.QueryRowContext(ctx, s.q(`INSERT INTO acs_tasks (transaction_id, device_id, kind, args, state, created_at, updated_at)
+		row := s.txQueryRow(ctx, tx, s.q(`INSERT INTO acs_tasks (transaction_id, device_id, kind, args, state, created_at, updated_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id`), txn.ID, nt.DeviceID, string(nt.Kind), string(args), string(TaskPending), now, now)
 		t := Task{TransactionID: txn.ID, DeviceID: nt.DeviceID, Kind: nt.Kind, Args: args, State: TaskPending, CreatedAt: now, UpdatedAt: now}
 		if err := row.Scan(&t.ID); err != nil {
@@ -106,7 +106,7 @@ func (s *Store) enqueueTx(ctx context.Context, tx *sql.Tx, label string, tasks [
 // before 8 DIAGNOSTICS COMPLETE, a transfer before TransferComplete) are
 // skipped.
 func (s *Store) NextTask(ctx context.Context, deviceID int64) (*Task, error) {
-	t, err := scanTask(s.db.QueryRowContext(ctx, s.q(taskSelect+` WHERE device_id = ? AND state IN ('pending', 'running')
+	t, err := scanTask(s.queryRow(ctx, s.q(taskSelect+` WHERE device_id = ? AND state IN ('pending', 'running')
 		AND phase NOT IN ('waiting', 'transfer') ORDER BY id LIMIT 1`), deviceID))
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, nil
@@ -119,7 +119,7 @@ func (s *Store) NextTask(ctx context.Context, deviceID int64) (*Task, error) {
 
 // OpenTasks returns the device's open tasks in queue order.
 func (s *Store) OpenTasks(ctx context.Context, deviceID int64) ([]Task, error) {
-	rows, err := s.db.QueryContext(ctx, s.q(taskSelect+` WHERE device_id = ? AND state IN ('pending', 'running') ORDER BY id`), deviceID)
+	rows, err := s.query(ctx, s.q(taskSelect+` WHERE device_id = ? AND state IN ('pending', 'running') ORDER BY id`), deviceID)
 	if err != nil {
 		return nil, err
 	}
@@ -128,7 +128,7 @@ func (s *Store) OpenTasks(ctx context.Context, deviceID int64) ([]Task, error) {
 
 // Task returns one task.
 func (s *Store) Task(ctx context.Context, id int64) (Task, error) {
-	t, err := scanTask(s.db.QueryRowContext(ctx, s.q(taskSelect+` WHERE id = ?`), id))
+	t, err := scanTask(s.queryRow(ctx, s.q(taskSelect+` WHERE id = ?`), id))
 	if errors.Is(err, sql.ErrNoRows) {
 		return t, notFound("task", id)
 	}
@@ -138,7 +138,7 @@ func (s *Store) Task(ctx context.Context, id int64) (Task, error) {
 // Transaction returns a transaction with its tasks.
 func (s *Store) Transaction(ctx context.Context, id int64) (Transaction, error) {
 	txn := Transaction{ID: id}
-	err := s.db.QueryRowContext(ctx, s.q(`SELECT label, created_at FROM acs_transactions WHERE id = ?`), id).Scan(&txn.Label, &txn.CreatedAt)
+	err := s.queryRow(ctx, s.q(`SELECT label, created_at FROM acs_transactions WHERE id = ?`), id).Scan(&txn.Label, &txn.CreatedAt)
 	if errors.Is(err, sql.ErrNoRows) {
 		return txn, notFound("transaction", id)
 	}
@@ -146,7 +146,7 @@ func (s *Store) Transaction(ctx context.Context, id int64) (Transaction, error) 
 		return txn, err
 	}
 	txn.CreatedAt = txn.CreatedAt.UTC()
-	rows, err := s.db.QueryContext(ctx, s.q(taskSelect+` WHERE transaction_id = ? ORDER BY id`), id)
+	rows, err := s.query(ctx, s.q(taskSelect+` WHERE transaction_id = ? ORDER BY id`), id)
 	if err != nil {
 		return txn, err
 	}
@@ -159,7 +159,7 @@ func (s *Store) Transaction(ctx context.Context, id int64) (Transaction, error) 
 
 // DeviceTasks lists a device's tasks, newest first.
 func (s *Store) DeviceTasks(ctx context.Context, deviceID int64, limit int) ([]Task, error) {
-	rows, err := s.db.QueryContext(ctx, s.q(taskSelect+` WHERE device_id = ? ORDER BY id DESC LIMIT ?`), deviceID, limit)
+	rows, err := s.query(ctx, s.q(taskSelect+` WHERE device_id = ? ORDER BY id DESC LIMIT ?`), deviceID, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -187,7 +187,7 @@ func (s *Store) SaveTask(ctx context.Context, t *Task) error {
 	if t.FinishedAt != nil {
 		finished = t.FinishedAt.UTC()
 	}
-	res, err := s.db.ExecContext(ctx, s.q(`UPDATE acs_tasks SET state = ?, phase = ?, result = ?, fault_code = ?, fault_string = ?,
+	res, err := s.exec(ctx, s.q(`UPDATE acs_tasks SET state = ?, phase = ?, result = ?, fault_code = ?, fault_string = ?,
 		fault_detail = ?, attempts = ?, updated_at = ?, started_at = ?, finished_at = ? WHERE id = ?`),
 		string(t.State), t.Phase, result, faultCode, faultString, faultDetail, t.Attempts, t.UpdatedAt, started, finished, t.ID)
 	if err != nil {
@@ -217,14 +217,14 @@ func (s *Store) CancelTask(ctx context.Context, id int64) (Task, error) {
 // RecordConnectionRequest notes a connection request attempt on the
 // device's open tasks, so a failure is visible on each task it delayed.
 func (s *Store) RecordConnectionRequest(ctx context.Context, deviceID int64, at time.Time, failure string) error {
-	_, err := s.db.ExecContext(ctx, s.q(`UPDATE acs_tasks SET conn_req_count = conn_req_count + 1, conn_req_error = ?, conn_req_at = ?
+	_, err := s.exec(ctx, s.q(`UPDATE acs_tasks SET conn_req_count = conn_req_count + 1, conn_req_error = ?, conn_req_at = ?
 		WHERE device_id = ? AND state IN ('pending', 'running')`), failure, at.UTC(), deviceID)
 	return err
 }
 
 // QueueDepth counts open tasks by state.
 func (s *Store) QueueDepth(ctx context.Context) (pending, running int64, err error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT state, COUNT(*) FROM acs_tasks WHERE state IN ('pending', 'running') GROUP BY state`)
+	rows, err := s.query(ctx, `SELECT state, COUNT(*) FROM acs_tasks WHERE state IN ('pending', 'running') GROUP BY state`)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -255,7 +255,7 @@ func (s *Store) DevicesWithOpenTasks(ctx context.Context, kinds ...TaskKind) ([]
 			args = append(args, string(k))
 		}
 	}
-	rows, err := s.db.QueryContext(ctx, s.q(q+` ORDER BY device_id`), args...)
+	rows, err := s.query(ctx, s.q(q+` ORDER BY device_id`), args...)
 	if err != nil {
 		return nil, err
 	}
@@ -268,7 +268,7 @@ const diagKinds = `('DownloadDiagnostics', 'UploadDiagnostics', 'IPPing')`
 // AdvanceDiagnostics makes the device's diagnostics that waited for
 // 8 DIAGNOSTICS COMPLETE ready to fetch their results.
 func (s *Store) AdvanceDiagnostics(ctx context.Context, deviceID int64) (int64, error) {
-	res, err := s.db.ExecContext(ctx, s.q(`UPDATE acs_tasks SET phase = 'get', updated_at = ?
+	res, err := s.exec(ctx, s.q(`UPDATE acs_tasks SET phase = 'get', updated_at = ?
 		WHERE device_id = ? AND state = 'running' AND phase = 'waiting' AND kind IN `+diagKinds), time.Now().UTC(), deviceID)
 	if err != nil {
 		return 0, err
@@ -279,13 +279,13 @@ func (s *Store) AdvanceDiagnostics(ctx context.Context, deviceID int64) (int64, 
 // DiagnosticsInFlight counts diagnostics started and not finished.
 func (s *Store) DiagnosticsInFlight(ctx context.Context) (int64, error) {
 	var n int64
-	err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM acs_tasks WHERE state = 'running' AND kind IN `+diagKinds+` AND phase <> 'sent'`).Scan(&n)
+	err := s.queryRow(ctx, `SELECT COUNT(*) FROM acs_tasks WHERE state = 'running' AND kind IN `+diagKinds+` AND phase <> 'sent'`).Scan(&n)
 	return n, err
 }
 
 // TransferTasks returns the device's transfers waiting for TransferComplete.
 func (s *Store) TransferTasks(ctx context.Context, deviceID int64) ([]Task, error) {
-	rows, err := s.db.QueryContext(ctx, s.q(taskSelect+` WHERE device_id = ? AND state = 'running' AND phase = 'transfer' ORDER BY id`), deviceID)
+	rows, err := s.query(ctx, s.q(taskSelect+` WHERE device_id = ? AND state = 'running' AND phase = 'transfer' ORDER BY id`), deviceID)
 	if err != nil {
 		return nil, err
 	}
@@ -295,7 +295,7 @@ func (s *Store) TransferTasks(ctx context.Context, deviceID int64) ([]Task, erro
 // ExpireWaiting faults tasks that waited for the CPE (diagnostics,
 // transfers) since before cutoff, and returns them.
 func (s *Store) ExpireWaiting(ctx context.Context, cutoff time.Time) ([]Task, error) {
-	rows, err := s.db.QueryContext(ctx, s.q(taskSelect+` WHERE state = 'running' AND phase IN ('set', 'waiting', 'get', 'transfer') AND updated_at < ? ORDER BY id`), cutoff.UTC())
+	rows, err := s.query(ctx, s.q(taskSelect+` WHERE state = 'running' AND phase IN ('set', 'waiting', 'get', 'transfer') AND updated_at < ? ORDER BY id`), cutoff.UTC())
 	if err != nil {
 		return nil, err
 	}
