@@ -2,17 +2,21 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"time"
 
 	"cpesuite/internal/acs"
 	"cpesuite/internal/fcc"
 	"cpesuite/internal/fcc/ingest"
+	"cpesuite/internal/fcc/legacy"
 	"cpesuite/internal/fcc/results"
 	"cpesuite/internal/platform/grid"
 	"cpesuite/internal/platform/health"
 	"cpesuite/internal/platform/service"
+	"cpesuite/internal/platform/sqlstore"
 )
 
 // campaignGrid is the grid the campaign service and the ACS campaign
@@ -72,13 +76,50 @@ func (m *modules) campaignResults(ctx context.Context, cfg fcc.Config, svc *fcc.
 	hr.Register("resultBuffer", in)
 	svc.UseResults(probe, in)
 	svc.UseResultStore(store)
-	// Stopped in reverse: ingestion hands its buffer back to the grid
-	// before the store closes.
+	closeLegacy, err := m.legacyImporter(ctx, cfg, svc, store, probe, log)
+	if err != nil {
+		store.Close()
+		return nil, err
+	}
+	// Stopped in reverse: the legacy pass and ingestion hand their work
+	// back before the store closes.
 	return service.Group{
 		service.Funcs{StopFn: func(context.Context) error { return store.Close() }},
 		probe,
 		in,
+		service.Funcs{StopFn: func(context.Context) error { return closeLegacy() }},
 	}, nil
+}
+
+// legacyImporter opens the legacy result tables (CPESUITE_FCC_LEGACY_DB_*;
+// by default <data-dir>/legacy.db, created with the documented empty
+// tables so that an operator can load them) and the importer over them. It
+// is built even with the import disabled so that status answers.
+func (m *modules) legacyImporter(ctx context.Context, cfg fcc.Config, svc *fcc.Service, store results.Store, gate *results.Probe, log *slog.Logger) (func() error, error) {
+	src, err := sqlstore.OpenService(ctx, cfg.Legacy.SourceDialect, cfg.Legacy.SourceDSN, filepath.Join(cfg.DataDir, "legacy.db"))
+	if err != nil {
+		return nil, fmt.Errorf("fcc legacy source (CPESUITE_FCC_LEGACY_DB_DSN): %w", err)
+	}
+	if cfg.Legacy.SourceDSN == "" {
+		if rows, err := src.QueryContext(ctx, `SELECT 1 FROM legacy_user_groups WHERE 1 = 0`); err == nil {
+			rows.Close()
+		} else if err := legacy.CreateSource(ctx, src); err != nil {
+			src.Close()
+			return nil, fmt.Errorf("creating the empty legacy source: %w", err)
+		}
+	}
+	var devices legacy.DeviceLookup
+	if db := svc.ACSDB(); db != nil {
+		devices = legacy.ACSDevices(db)
+	}
+	imp, err := legacy.New(ctx, cfg.Legacy, legacy.Deps{FCC: svc.DB(), Source: src, Store: store, Gate: gate,
+		Devices: devices, Registerer: m.metrics, Log: log.With("component", "legacy-import")})
+	if err != nil {
+		src.Close()
+		return nil, err
+	}
+	svc.UseLegacy(imp)
+	return func() error { return errors.Join(imp.Close(), src.Close()) }, nil
 }
 
 // campaignExecutor is the ACS's campaign executor on the campaign grid;

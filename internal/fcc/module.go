@@ -71,3 +71,7 @@ func (s *Service) RegisterHealth(hr *health.Registry) {
 // DB returns the campaign store's database, which also holds the result
 // dead letters (package ingest).
 func (s *Service) DB() *sqlstore.DB { return s.store.db }
+
+// ACSDB returns the ACS device tables the service reads (nil in tests that
+// pass a resolver of their own).
+func (s *Service) ACSDB() *sqlstore.DB { return s.acsDB }
