@@ -319,6 +319,9 @@ func (in *Ingester) collect(ctx context.Context) {
 				}
 			}
 			in.inflight -= len(w.batch)
+			// Each came for a key that was being stored: a duplicate
+			// dropped without a map read.
+			in.m.dedupSkipped.Add(float64(len(ack)))
 			in.ackAll(ctx, ack)
 			for _, d := range nak {
 				_ = d.Nak(0)
