@@ -1,8 +1,10 @@
 package acs_test
 
 import (
+	"context"
 	"os"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"syscall"
 	"testing"
@@ -55,12 +57,46 @@ func BenchmarkCampaignLoad(b *testing.B) {
 		if f.ResultsSent != int64(2*n) || f.Reason != fccwire.FinishCompleted {
 			b.Fatalf("finished %+v", f)
 		}
-		env.debugTasks(devs)
+		queued, ran := env.taskLatencies(devs)
+		b.ReportMetric(float64(pct(queued, 50).Milliseconds()), "ms-queued-p50")
+		b.ReportMetric(float64(pct(queued, 90).Milliseconds()), "ms-queued-p90")
+		b.ReportMetric(float64(pct(ran, 50).Milliseconds()), "ms-running-p50")
+		b.ReportMetric(float64(pct(ran, 90).Milliseconds()), "ms-running-p90")
 		b.ReportMetric(float64(parts), "parts")
 		b.ReportMetric(elapsed.Seconds(), "s/run")
 		b.ReportMetric(diags/elapsed.Seconds(), "diagnostics/s")
 		b.ReportMetric(float64(cpu.Microseconds())/diags, "cpu-us/diagnostic")
 	}
+}
+
+// taskLatencies returns, for every diagnostic task of the fleet, the time
+// from enqueue to its first RPC (connection request, session, Inform,
+// slot check) and from there to its end (the CPE's transfer, 8 DIAGNOSTICS
+// COMPLETE, the results). With max-diagnostics in flight, their sum is
+// what bounds diagnostics per second.
+func (env *campaignEnv) taskLatencies(devs []fccwire.Device) (queued, ran []time.Duration) {
+	for _, d := range devs {
+		tasks, err := env.acs.Store().DeviceTasks(context.Background(), d.CpeID, 100)
+		if err != nil {
+			env.t.Fatal(err)
+		}
+		for _, t := range tasks {
+			if t.Kind.IsDiagnostics() && t.StartedAt != nil && t.FinishedAt != nil {
+				queued = append(queued, t.StartedAt.Sub(t.CreatedAt))
+				ran = append(ran, t.FinishedAt.Sub(*t.StartedAt))
+			}
+		}
+	}
+	return queued, ran
+}
+
+// pct returns the p-th percentile of ds (sorted in place).
+func pct(ds []time.Duration, p int) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	slices.Sort(ds)
+	return ds[(len(ds)-1)*p/100]
 }
 
 // profileRun writes a CPU profile of the measured part only (from the

@@ -164,21 +164,23 @@ func (r *campaignRun) run(ctx context.Context) error {
 	// QUEUED, or SKIPPED for the protocols this ACS cannot drive, before
 	// anything else: the service sees the whole fleet accounted for.
 	var active []*campaignDevice
+	var first []deviceChange
 	for _, d := range r.devices {
 		if d.State == "" {
-			state, reason := fccwire.DeviceQueued, fccwire.DeviceReason("")
+			c := deviceChange{d: d, state: fccwire.DeviceQueued}
 			if d.Protocol != fccwire.ProtocolTR069 && d.Protocol != fccwire.ProtocolTR181 {
-				state, reason = fccwire.DeviceSkipped, fccwire.ReasonUnsupported
+				c.state, c.reason = fccwire.DeviceSkipped, fccwire.ReasonUnsupported
 			}
-			if err := st.setDeviceState(ctx, r.id, d, state, reason, ""); err != nil {
-				return err
-			}
-			r.e.wakeOutbox()
+			first = append(first, c)
 		}
 		if d.Protocol == fccwire.ProtocolTR069 || d.Protocol == fccwire.ProtocolTR181 {
 			active = append(active, d)
 		}
 	}
+	if err := st.setDeviceStates(ctx, r.id, first); err != nil {
+		return err
+	}
+	r.e.wakeOutbox()
 
 	var wg sync.WaitGroup
 	for i, d := range active {

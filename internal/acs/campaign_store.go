@@ -328,6 +328,40 @@ func (s *Store) setDeviceState(ctx context.Context, activationID int64, d *campa
 	})
 }
 
+// statesPerCommit bounds the device states setDeviceStates writes in one
+// transaction (a write lock held for a few milliseconds at most).
+const statesPerCommit = 200
+
+// deviceChange is one device's move for setDeviceStates.
+type deviceChange struct {
+	d      *campaignDevice
+	state  fccwire.DeviceStateValue
+	reason fccwire.DeviceReason
+}
+
+// setDeviceStates is setDeviceState for many devices, statesPerCommit per
+// commit, in order. A run's first states (QUEUED or SKIPPED for the whole
+// fleet) were one commit per device: 10,000 commits before the first
+// diagnostic of a 10,000-device run.
+func (s *Store) setDeviceStates(ctx context.Context, activationID int64, changes []deviceChange) error {
+	for len(changes) > 0 {
+		n := min(len(changes), statesPerCommit)
+		err := s.db.InTx(ctx, func(tx *sql.Tx) error {
+			for _, c := range changes[:n] {
+				if err := s.setDeviceStateTx(ctx, tx, activationID, c.d, c.state, c.reason, ""); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		changes = changes[n:]
+	}
+	return nil
+}
+
 func (s *Store) setDeviceStateTx(ctx context.Context, tx *sql.Tx, activationID int64, d *campaignDevice, state fccwire.DeviceStateValue, reason fccwire.DeviceReason, msg string) error {
 	seq := d.Seq + 1
 	b, err := fccwire.Encode(&fccwire.DeviceState{ActivationID: activationID, CpeID: d.CpeID, Serial: d.Serial, State: state,
