@@ -64,6 +64,7 @@ type faultFigures struct {
 	duckKeys         int    // distinct natural keys among them
 	tasks            int    // diagnostic tasks of the run in acs_tasks
 	retried          int    // of which re-tries of a failed diagnostic
+	rpcs             int    // RPCs the ACS sent for them (acs_tasks.attempts)
 	finishReason     string // the run's reason on the campaign service
 }
 
@@ -93,6 +94,9 @@ func TestCampaignFaults(t *testing.T) {
 		}},
 		{"grid_restarted_mid_dispatch_and_mid_stream", "acs", "speedtest,tr069-emulator,fcc", func(r *faultRig) {
 			// Mid-dispatch: the ACTIVATE is in the outbox or on its way.
+			for _, it := range r.list(r.campaign).Items {
+				r.t.Logf("run %d %s at the first grid restart", it.ID, it.State)
+			}
 			r.grid.restart(2 * time.Second)
 			// Mid-stream: results are being published and ingested.
 			r.waitPublished(10)
@@ -106,9 +110,10 @@ func TestCampaignFaults(t *testing.T) {
 			c.fault(r)
 			r.verify()
 			f := r.figures
-			t.Logf("FIGURES | %s | %d | %d | %d | %d | %d / %d | %d | %d | %d | %d | %d | %d (%d retried) | %s |",
+			// One row of the table in BENCHMARKS.md.
+			t.Logf("| %s | %d | %d | %d | %d | %d / %d | %d | %d | %d | %d | %d (%d re-tries, %d RPCs) | %s |",
 				c.name, faultResults, f.publishedAtFault, f.resultsSent, f.measured, f.pubKeys, f.pubTotal, f.stored, f.duckRows,
-				faultResults-int64(f.duckKeys), int64(f.duckRows-f.duckKeys), f.tasks, f.tasks, f.retried, f.finishReason)
+				faultResults-f.duckKeys, f.duckRows-f.duckKeys, f.tasks, f.retried, f.rpcs, f.finishReason)
 		})
 	}
 }
@@ -277,13 +282,17 @@ func (r *faultRig) verify() {
 	if run.State != "FINISHED" || run.Devices["DONE"] != faultDevices {
 		t.Errorf("run: state %s reason %s devices %v; want FINISHED with %d DONE", run.State, deref(run.Reason), run.Devices, faultDevices)
 	}
-	// Results flush in batches after the run is over.
-	poll(t, testutil.MinDeadline, fmt.Sprintf("%d results stored", faultResults), func() bool {
-		r.figures.stored = r.stored()
-		return r.figures.stored >= faultResults
-	})
-	if r.figures.stored != faultResults {
-		t.Errorf("stored %d results, want %d", r.figures.stored, faultResults)
+	// The ACS's tables are final once the run is: they say what was
+	// measured, and so published.
+	r.checkACSTables()
+	// Results flush in batches after the run is over; wait for what the
+	// ACS measured, then compare with what should have been.
+	deadline := time.Now().Add(testutil.MinDeadline)
+	for r.figures.stored = r.stored(); r.figures.stored < r.figures.measured && time.Now().Before(deadline); r.figures.stored = r.stored() {
+		time.Sleep(250 * time.Millisecond) // the poll interval
+	}
+	if r.figures.stored != faultResults || r.figures.stored != r.figures.measured {
+		t.Errorf("stored %d results; the ACS measured %d; want %d", r.figures.stored, r.figures.measured, faultResults)
 	}
 	r.figures.pubKeys, r.figures.pubTotal = r.tap.publishes()
 	sent, reason, ok := r.tap.finishedRun(r.run)
@@ -295,7 +304,6 @@ func (r *faultRig) verify() {
 	} else {
 		r.figures.resultsSent = -1 // published while the tap was reconnecting
 	}
-	r.checkACSTables()
 	// DuckDB is one process's file: read it once that process is gone.
 	r.fccProc.stop()
 	r.checkDuckDB()
@@ -319,8 +327,9 @@ func (r *faultRig) checkACSTables() {
 	}
 	if r.figures.measured != faultResults {
 		t.Errorf("the ACS measured %d, want %d", r.figures.measured, faultResults)
+		dumpUnfinished(t, db, r.run)
 	}
-	rows, err := db.QueryContext(ctx, `SELECT t.device_id, t.kind, t.state, x.label FROM acs_tasks t JOIN acs_transactions x ON x.id = t.transaction_id
+	rows, err := db.QueryContext(ctx, `SELECT t.device_id, t.kind, t.state, t.attempts, x.label FROM acs_tasks t JOIN acs_transactions x ON x.id = t.transaction_id
 		WHERE x.label LIKE ? ORDER BY t.id`, "campaign "+strconv.FormatInt(r.run, 10)+" %")
 	if err != nil {
 		t.Fatal(err)
@@ -332,11 +341,13 @@ func (r *faultRig) checkACSTables() {
 	}
 	type task struct{ state, attempt string }
 	byKey := map[key][]task{}
+	// Tasks by device and kind, first attempts only: one per iteration.
 	perKind := map[string]int{}
 	for rows.Next() {
 		var dev int64
 		var kind, state, label string
-		if err := rows.Scan(&dev, &kind, &state, &label); err != nil {
+		var attempts int
+		if err := rows.Scan(&dev, &kind, &state, &attempts, &label); err != nil {
 			t.Fatal(err)
 		}
 		f := strings.Fields(label) // campaign <run> <direction> <iteration> #<attempt>
@@ -345,8 +356,11 @@ func (r *faultRig) checkACSTables() {
 		}
 		k := key{dev, f[2], f[3]}
 		byKey[k] = append(byKey[k], task{state, f[4]})
-		perKind[fmt.Sprintf("%d %s", dev, kind)]++
+		if f[4] == "#1" {
+			perKind[fmt.Sprintf("device %d %s", dev, kind)]++
+		}
 		r.figures.tasks++
+		r.figures.rpcs += attempts
 	}
 	if err := rows.Err(); err != nil {
 		t.Fatal(err)
@@ -367,10 +381,43 @@ func (r *faultRig) checkACSTables() {
 		}
 		r.figures.retried += len(tasks) - 1
 	}
+	if len(perKind) != faultDevices*faultDirections {
+		t.Errorf("diagnostics of %d device and kind pairs, want %d", len(perKind), faultDevices*faultDirections)
+	}
 	for dk, n := range perKind {
-		if n > faultIterations {
-			t.Logf("device/kind %s: %d tasks for %d iterations (re-tries included)", dk, n, faultIterations)
+		if n != faultIterations {
+			t.Errorf("%s: %d first diagnostics for %d iterations", dk, n, faultIterations)
 		}
+	}
+}
+
+// dumpUnfinished logs what the executor left open: the devices not DONE
+// with their measurements and the task each one waits on, to tell a bug
+// report where the chain stopped.
+func dumpUnfinished(t *testing.T, db *sqlstore.DB, run int64) {
+	t.Helper()
+	rows, err := db.QueryContext(context.Background(), `SELECT d.cpe_id, d.serial, d.state, d.reason, d.seq,
+		COALESCE(m.direction, ''), COALESCE(m.iteration, 0), COALESCE(m.state, ''), COALESCE(m.attempts, 0), COALESCE(m.transaction_id, 0),
+		COALESCE(tk.id, 0), COALESCE(tk.state, ''), COALESCE(tk.phase, ''), COALESCE(tk.attempts, 0), COALESCE(tk.fault_string, '')
+		FROM acs_campaign_devices d
+		LEFT JOIN acs_campaign_measurements m ON m.activation_id = d.activation_id AND m.cpe_id = d.cpe_id AND m.state <> 'done'
+		LEFT JOIN acs_tasks tk ON tk.transaction_id = m.transaction_id
+		WHERE d.activation_id = ? AND d.state <> 'DONE' ORDER BY d.cpe_id`, run)
+	if err != nil {
+		t.Errorf("reading the unfinished devices: %v", err)
+		return
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var cpe, seq, txn, task int64
+		var iter, mAttempts, tAttempts int
+		var serial, dState, reason, dir, mState, tState, phase, fault string
+		if err := rows.Scan(&cpe, &serial, &dState, &reason, &seq, &dir, &iter, &mState, &mAttempts, &txn, &task, &tState, &phase, &tAttempts, &fault); err != nil {
+			t.Errorf("reading the unfinished devices: %v", err)
+			return
+		}
+		t.Logf("unfinished: device %d %s %s/%s seq %d; measurement %s #%d %s attempts %d txn %d; task %d %s phase %q attempts %d fault %q",
+			cpe, serial, dState, reason, seq, dir, iter, mState, mAttempts, txn, task, tState, phase, tAttempts, fault)
 	}
 }
 
