@@ -1,12 +1,19 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -122,22 +129,23 @@ func TestCampaignMeasuresEmulatedFleet(t *testing.T) {
 						if r.State != "FINISHED" || r.FleetSize != 50 {
 							t.Errorf("run %d: state %s reason %v fleet %d", r.RunNumber, r.State, deref(r.Reason), r.FleetSize)
 						}
-						if r.Devices["DONE"] != 48 || r.Devices["SKIPPED"] != 2 {
-							t.Errorf("run %d devices %v: want 48 DONE and 2 SKIPPED (USP)", r.RunNumber, r.Devices)
-						}
 					}
-					// Results flush in batches: wait until every measurement is stored.
+					// Results flush in batches, and device states travel on a
+					// queue of their own, which may be read after the run's
+					// end: wait until every measurement is stored and every
+					// device state has arrived.
 					want := 48 * c.directions
-					testutil.Eventually(t, testutil.MinDeadline, "every result in the result store", func() bool {
+					testutil.Eventually(t, testutil.MinDeadline, "every result stored and every device state in", func() bool {
 						_, body := fccCall(t, p, "POST", "/FCC/activations/list", map[string]any{"id": id})
 						_ = json.Unmarshal(body, &list)
 						for _, r := range list.Items {
-							if r.Results == nil || *r.Results != want {
+							if r.Results == nil || *r.Results != want || r.Devices["DONE"] != 48 || r.Devices["SKIPPED"] != 2 {
 								return false
 							}
 						}
 						return true
 					})
+					checkReports(t, p, id, c.kind, want)
 				})
 			}
 		})
@@ -238,4 +246,73 @@ func clickhouseEnv(t *testing.T) map[string]string {
 	})
 	return map[string]string{"CPESUITE_FCC_RESULTSTORE_ENGINE": "clickhouse",
 		"CPESUITE_FCC_RESULTSTORE_DSN": "clickhouse://" + addr + "/" + name}
+}
+
+// checkReports: the campaign's report is listed, generated and exported in
+// both formats, and the files are read back by readers other than ours
+// (Python's csv module, and its zipfile and XML parser for the XLSX).
+func checkReports(t *testing.T, p *platform, id int64, kind string, perRun int64) {
+	t.Helper()
+	status, body := fccCall(t, p, "POST", "/FCC/reports/list", map[string]any{"campaignId": id})
+	var list struct {
+		Items []struct {
+			RunNumber int   `json:"runNumber"`
+			FleetSize int64 `json:"fleetSize"`
+			Results   int64 `json:"results"`
+		} `json:"items"`
+	}
+	if status != 200 || json.Unmarshal(body, &list) != nil || len(list.Items) != 2 {
+		t.Fatalf("reports/list: %d %s", status, body)
+	}
+	for _, r := range list.Items {
+		if r.Results != perRun || r.FleetSize != 50 {
+			t.Errorf("report of run %d: %d results, fleet %d; want %d and 50", r.RunNumber, r.Results, r.FleetSize, perRun)
+		}
+	}
+	status, body = fccCall(t, p, "POST", "/FCC/reports/generate", map[string]any{"campaignId": id})
+	var sum struct {
+		Results         int64    `json:"results"`
+		DistinctSerials int64    `json:"distinctSerials"`
+		DistinctRuns    int64    `json:"distinctRuns"`
+		AverageKbps     *float64 `json:"averageKbps"`
+	}
+	if status != 200 || json.Unmarshal(body, &sum) != nil {
+		t.Fatalf("reports/generate: %d %s", status, body)
+	}
+	if sum.Results != 2*perRun || sum.DistinctSerials != 48 || sum.DistinctRuns != 2 || (kind == "SPEED") != (sum.AverageKbps != nil) {
+		t.Errorf("summary %s", body)
+	}
+	dir := t.TempDir()
+	for _, format := range []string{"CSV", "XLSX"} {
+		data, _ := json.Marshal(map[string]any{"campaignId": id, "format": format})
+		req, _ := http.NewRequest("POST", p.url("CPESUITE_FCC_ADDR", "/FCC/reports/export"), bytes.NewReader(data))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("X-SVC-Domain-Scope", "ALL")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		file, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		cd := resp.Header.Get("Content-Disposition")
+		if resp.StatusCode != 200 || !regexp.MustCompile(`^attachment; filename="fcc-report.*\d{8}-\d{6}\.`+strings.ToLower(format)+`"$`).MatchString(cd) {
+			t.Fatalf("export %s: %d %q %.200s", format, resp.StatusCode, cd, file)
+		}
+		path := filepath.Join(dir, "report."+strings.ToLower(format))
+		if err := os.WriteFile(path, file, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		// Data rows (the header excluded) as another reader counts them.
+		script := `import csv,sys; r=list(csv.reader(open(sys.argv[1],newline='',encoding='utf-8'),strict=True)); print(len(r)-1)`
+		if format == "XLSX" {
+			script = `import zipfile,sys,xml.etree.ElementTree as E; z=zipfile.ZipFile(sys.argv[1]); n='{http://schemas.openxmlformats.org/spreadsheetml/2006/main}'; print(len(list(E.fromstring(z.read('xl/worksheets/sheet1.xml')).iter(n+'row')))-1)`
+		}
+		out, err := exec.Command("python3", "-c", script, path).CombinedOutput()
+		if err != nil {
+			t.Fatalf("reading the %s export with python3: %v\n%s", format, err, out)
+		}
+		if got := strings.TrimSpace(string(out)); got != strconv.FormatInt(2*perRun, 10) {
+			t.Errorf("%s export: python3 reads %s data rows, want %d", format, got, 2*perRun)
+		}
+	}
 }
