@@ -44,7 +44,18 @@ type QueueOptions struct {
 	Duplicates time.Duration
 	// Memory keeps the queue in memory instead of on disk.
 	Memory bool
+	// MaxAckPending caps the messages delivered and not yet acknowledged,
+	// across the queue's workers. Default DefaultMaxAckPending. The
+	// server's own default (1000) would stop a consumer that holds a large
+	// buffer before its buffer fills: the campaign service's result
+	// ingestion holds up to svc.fcc.result.queue-capacity (10,000) rows.
+	// Every process that declares a queue sets the consumer's value (the
+	// last one wins), so processes sharing a queue should agree on it.
+	MaxAckPending int
 }
+
+// DefaultMaxAckPending is QueueOptions.MaxAckPending when unset.
+const DefaultMaxAckPending = 65536
 
 func (o QueueOptions) withDefaults() (QueueOptions, error) {
 	if o.AckWait < 0 || o.MaxAge < 0 || o.Duplicates < 0 || o.Replicas < 0 {
@@ -58,6 +69,12 @@ func (o QueueOptions) withDefaults() (QueueOptions, error) {
 	}
 	if o.Replicas == 0 {
 		o.Replicas = 1
+	}
+	if o.MaxAckPending < 0 {
+		return o, fmt.Errorf("%w: MaxAckPending must not be negative: %d", ErrInvalid, o.MaxAckPending)
+	}
+	if o.MaxAckPending == 0 {
+		o.MaxAckPending = DefaultMaxAckPending
 	}
 	if o.Duplicates == 0 {
 		o.Duplicates = defaultDuplicates
@@ -119,6 +136,7 @@ func NewQueue(ctx context.Context, g *Grid, name string, opts QueueOptions) (*Qu
 		AckPolicy:     jetstream.AckExplicitPolicy,
 		AckWait:       opts.AckWait,
 		MaxDeliver:    opts.MaxDeliver,
+		MaxAckPending: opts.MaxAckPending,
 		DeliverPolicy: jetstream.DeliverAllPolicy,
 		Replicas:      opts.Replicas,
 	})
