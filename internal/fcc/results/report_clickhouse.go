@@ -115,19 +115,14 @@ func (s *ClickHouse) Summarise(ctx context.Context, f Filter) (Summary, error) {
 	if s.isClosed() {
 		return Summary{}, errClosed
 	}
-	cq, sq, lq, cargs, sargs, largs, err := chSQL.summaryQueries(f)
+	cq, lq, cargs, largs, err := chSQL.summaryQueries(f)
 	if err != nil {
 		return Summary{}, err
 	}
 	var n, serials, runs, first, last, breaches, kbpsN, latN int64
 	var kbpsSum, latSum float64
-	if err := s.conn.QueryRow(ctx, cq, cargs...).Scan(&n, &serials, &runs, &first, &last, &breaches); err != nil {
+	if err := s.conn.QueryRow(ctx, cq, cargs...).Scan(&n, &serials, &runs, &first, &last, &breaches, &kbpsSum, &kbpsN); err != nil {
 		return Summary{}, s.errorf("summarising results", err)
-	}
-	if sq != "" && n > 0 {
-		if err := s.conn.QueryRow(ctx, sq, sargs...).Scan(&kbpsSum, &kbpsN); err != nil {
-			return Summary{}, s.errorf("summarising speed results", err)
-		}
 	}
 	if lq != "" && n > 0 {
 		if err := s.conn.QueryRow(ctx, lq, largs...).Scan(&latSum, &latN); err != nil {

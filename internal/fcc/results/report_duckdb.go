@@ -104,19 +104,14 @@ func (s *DuckDB) Summarise(ctx context.Context, f Filter) (Summary, error) {
 	if f.MatchesNothing() {
 		return Summary{}, nil
 	}
-	cq, sq, lq, cargs, sargs, largs, err := duckSQL.summaryQueries(f)
+	cq, lq, cargs, largs, err := duckSQL.summaryQueries(f)
 	if err != nil {
 		return Summary{}, err
 	}
 	var n, serials, runs, first, last, breaches, kbpsN, latN int64
 	var kbpsSum, latSum float64
-	if err := s.db.QueryRowContext(ctx, cq, cargs...).Scan(&n, &serials, &runs, &first, &last, &breaches); err != nil {
+	if err := s.db.QueryRowContext(ctx, cq, cargs...).Scan(&n, &serials, &runs, &first, &last, &breaches, &kbpsSum, &kbpsN); err != nil {
 		return Summary{}, fmt.Errorf("summarising results: %w", err)
-	}
-	if sq != "" && n > 0 {
-		if err := s.db.QueryRowContext(ctx, sq, sargs...).Scan(&kbpsSum, &kbpsN); err != nil {
-			return Summary{}, fmt.Errorf("summarising speed results: %w", err)
-		}
 	}
 	if lq != "" && n > 0 {
 		if err := s.db.QueryRowContext(ctx, lq, largs...).Scan(&latSum, &latN); err != nil {

@@ -2,6 +2,7 @@ package results
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -238,37 +239,40 @@ func (d reportSQL) runCountsQuery(f Filter, runs []int64) (string, []any, error)
 		d.i64(countOf(fccwire.OutcomeWANBusy)) + " FROM (" + u + ") AS r GROUP BY activation_id", args, nil
 }
 
-// summaryQueries are the three statements of a summary: counts over the
-// union; the speed sum and count; the latency sum and count of
-// per-iteration averages. A statement for a table the filter does not read
-// is "".
-func (d reportSQL) summaryQueries(f Filter) (counts, speed, latency string, cargs, sargs, largs []any, err error) {
-	u, cargs, err := d.union(f, nil, fixed("serial", "activation_id", "started_at_us", "finished_at_us", "status"))
+// summaryQueries are the two statements of a summary: one scan of the
+// union for the counts, the distinct serials and runs, the time bounds and
+// the speed sum and count (kbps is NULL on latency rows, so count(kbps)
+// counts measured speed rows only); and the latency sum and count of
+// per-iteration averages, which needs its own grouping. The speed figures
+// used to be a third statement and a third scan of results_speed. latency
+// is "" when the filter does not read results_latency.
+func (d reportSQL) summaryQueries(f Filter) (counts, latency string, cargs, largs []any, err error) {
+	u, cargs, err := d.union(f, nil, func(t string) []string {
+		cols := []string{"serial", "activation_id", "started_at_us", "finished_at_us", "status", "kbps"}
+		if t != TableSpeed {
+			cols[5] = d.null("kbps")
+		}
+		return cols
+	})
 	if err != nil {
 		return
 	}
 	counts = "SELECT " + d.i64("count(*)") + ", " + d.i64(d.distinct("serial")) + ", " + d.i64(d.distinct("activation_id")) + ", " +
 		d.i64("coalesce(min(started_at_us), 0)") + ", " + d.i64("coalesce(max(finished_at_us), 0)") + ", " +
-		d.i64(countOf(fccwire.OutcomeBelowTier)) + " FROM (" + u + ") AS r"
+		d.i64(countOf(fccwire.OutcomeBelowTier)) + ", " + d.f64("coalesce(sum(kbps), 0)") + ", " + d.i64("count(kbps)") + " FROM (" + u + ") AS r"
 	w, wargs := d.where(f, nil)
 	tables, _ := reportTables(f)
-	for _, t := range tables {
-		switch t {
-		case TableSpeed:
-			speed = "SELECT " + d.f64("coalesce(sum(kbps), 0)") + ", " + d.i64("count(kbps)") + " FROM " + d.from(TableSpeed) + w
-			sargs = wargs
-		case TableLatency:
-			// An iteration's average is over the run's devices; an
-			// iteration where no device has an average is skipped.
-			latency = "SELECT " + d.f64("coalesce(sum(a), 0)") + ", " + d.i64("count(*)") + " FROM (SELECT sum(average_ms) / count(average_ms) AS a FROM " +
-				d.from(TableLatency) + w + " GROUP BY activation_id, iteration HAVING count(average_ms) > 0) AS i"
-			largs = wargs
-		}
+	if slices.Contains(tables, TableLatency) {
+		// An iteration's average is over the run's devices; an iteration
+		// where no device has an average is skipped.
+		latency = "SELECT " + d.f64("coalesce(sum(a), 0)") + ", " + d.i64("count(*)") + " FROM (SELECT sum(average_ms) / count(average_ms) AS a FROM " +
+			d.from(TableLatency) + w + " GROUP BY activation_id, iteration HAVING count(average_ms) > 0) AS i"
+		largs = wargs
 	}
 	return
 }
 
-// summaryOf assembles a Summary from the three statements' answers.
+// summaryOf assembles a Summary from the statements' answers.
 func summaryOf(results, serials, runs, first, last, breaches int64, kbpsSum float64, kbpsN int64, latSum float64, latN int64) Summary {
 	s := Summary{Results: results, DistinctSerials: serials, DistinctRuns: runs, BreachCount: breaches, MeasuredIterations: latN}
 	if results > 0 {
