@@ -76,28 +76,43 @@ func TestCampaignFaults(t *testing.T) {
 		// holds the ACS and starts first, so the campaign service's
 		// start-up check of the ACS tables meets a migrated acs.db.
 		first, second string
-		fault         func(r *faultRig)
+		// beforeActivate runs once the fleet is ready, before POST
+		// /FCC/activate; fault runs after it.
+		beforeActivate func(r *faultRig)
+		fault          func(r *faultRig)
 	}{
 		// No fault: the figures every faulted row compares with.
-		{"no_fault", "acs", "speedtest,tr069-emulator,fcc", func(r *faultRig) {}},
-		{"acs_killed_mid_run", "acs", "speedtest,tr069-emulator,fcc", func(r *faultRig) {
+		{"no_fault", "acs", "speedtest,tr069-emulator,fcc", nil, func(r *faultRig) {}},
+		{"acs_killed_mid_run", "acs", "speedtest,tr069-emulator,fcc", nil, func(r *faultRig) {
 			r.waitPublished(10)
 			r.acsProc.kill()
 			r.acsProc.start()
 			r.acsProc.answers(r.p.url("CPESUITE_ACS_API_ADDR", "/actuator/health"))
 		}},
-		{"fcc_killed_mid_batch", "acs,speedtest,tr069-emulator", "fcc", func(r *faultRig) {
+		{"fcc_killed_mid_batch", "acs,speedtest,tr069-emulator", "fcc", nil, func(r *faultRig) {
 			r.waitPublished(10)
 			r.fccProc.kill()
 			r.fccProc.start()
 			r.fccProc.answers(r.p.url("CPESUITE_FCC_ADDR", "/actuator/health"))
 		}},
 		{"grid_restarted_mid_dispatch_and_mid_stream", "acs", "speedtest,tr069-emulator,fcc", func(r *faultRig) {
-			// Mid-dispatch: the ACTIVATE is in the outbox or on its way.
-			for _, it := range r.list(r.campaign).Items {
-				r.t.Logf("run %d %s at the first grid restart", it.ID, it.State)
-			}
-			r.grid.restart(2 * time.Second)
+			// Mid-dispatch: the grid is down when the run is created, so
+			// the outbox cannot hand the ACTIVATE over until it is back.
+			r.grid.shutdown()
+		}, func(r *faultRig) {
+			poll(r.t, testutil.MinDeadline, "the run waiting for the grid", func() bool {
+				r.alive()
+				for _, it := range r.list(r.campaign).Items {
+					if it.State == "PLANNED" || it.State == "DISPATCHING" {
+						return true
+					}
+					r.t.Fatalf("run %d %s while the grid is down", it.ID, it.State)
+				}
+				return false
+			})
+			// Some dispatcher ticks (200 ms) fail against the missing grid.
+			time.Sleep(2 * time.Second)
+			r.grid.start()
 			// Mid-stream: results are being published and ingested.
 			r.waitPublished(10)
 			r.grid.restart(2 * time.Second)
@@ -106,7 +121,7 @@ func TestCampaignFaults(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			r := newFaultRig(t, bin, c.first, c.second)
-			r.startCampaign()
+			r.startCampaign(c.beforeActivate)
 			c.fault(r)
 			r.verify()
 			f := r.figures
@@ -179,7 +194,7 @@ func newFaultRig(t *testing.T, bin, first, second string) *faultRig {
 
 // startCampaign starts the fleet, saves the campaign over it and activates
 // it.
-func (r *faultRig) startCampaign() {
+func (r *faultRig) startCampaign(beforeActivate func(r *faultRig)) {
 	t := r.t
 	emu := r.p.url("CPESUITE_TR069_EMULATOR_ADDR", "")
 	noTaskDelays(t, emu)
@@ -205,6 +220,9 @@ func (r *faultRig) startCampaign() {
 	}
 	var saved struct{ ID int64 }
 	_ = json.Unmarshal(body, &saved)
+	if beforeActivate != nil {
+		beforeActivate(r)
+	}
 	if status, body := fccCall(t, r.p, "POST", "/FCC/activate", map[string]any{"id": saved.ID}); status != 200 {
 		t.Fatalf("activate: %d %s", status, body)
 	}

@@ -194,10 +194,15 @@ func (g *gridServer) start() {
 // back from disk, connections do not.
 func (g *gridServer) restart(outage time.Duration) {
 	g.t.Helper()
-	g.emb.Shutdown()
-	g.emb = nil
+	g.shutdown()
 	time.Sleep(outage)
 	g.start()
+}
+
+// shutdown stops the server until the next start.
+func (g *gridServer) shutdown() {
+	g.emb.Shutdown()
+	g.emb = nil
 }
 
 // gridTap counts what the processes publish to the result and finished
