@@ -17,6 +17,11 @@ import (
 // integer ids, which are formatted here and cannot carry SQL.
 type reportSQL struct {
 	clickhouse bool
+	// split (ClickHouse only) names per table the activations whose rows
+	// lie in more than one active part: only those are read with FINAL,
+	// the rest plainly (see ClickHouse.splitFinal). A table absent from
+	// split is read with FINAL throughout.
+	split map[string][]int64
 }
 
 // reportOrder is the fixed order of Page and Stream: the natural key after
@@ -30,6 +35,31 @@ func (d reportSQL) from(table string) string {
 		return table + " FINAL"
 	}
 	return table
+}
+
+// sources returns what to read table t from under the predicate w (" WHERE
+// ..." or ""): "t FINAL" + w, or, with a split, the table plainly for the
+// activations that lie in one part and with FINAL for the others. Both
+// branches carry w, so their arguments repeat.
+func (d reportSQL) sources(t, w string) []string {
+	if !d.clickhouse {
+		return []string{t + w}
+	}
+	ids, ok := d.split[t]
+	switch {
+	case !ok:
+		return []string{d.from(t) + w}
+	case len(ids) == 0:
+		return []string{t + w}
+	}
+	and := func(cond string) string {
+		if w == "" {
+			return " WHERE " + cond
+		}
+		return w + " AND " + cond
+	}
+	list := idList(ids)
+	return []string{t + and("activation_id NOT IN ("+list+")"), d.from(t) + and("activation_id IN ("+list+")")}
 }
 
 func (d reportSQL) i64(e string) string {
@@ -171,8 +201,10 @@ func (d reportSQL) union(f Filter, extra []int64, perTable func(table string) []
 	var parts []string
 	var args []any
 	for _, t := range tables {
-		parts = append(parts, "SELECT "+strings.Join(perTable(t), ", ")+" FROM "+d.from(t)+w)
-		args = append(args, wargs...)
+		for _, src := range d.sources(t, w) {
+			parts = append(parts, "SELECT "+strings.Join(perTable(t), ", ")+" FROM "+src)
+			args = append(args, wargs...)
+		}
 	}
 	return strings.Join(parts, " UNION ALL "), args, nil
 }
@@ -265,9 +297,13 @@ func (d reportSQL) summaryQueries(f Filter) (counts, latency string, cargs, larg
 	if slices.Contains(tables, TableLatency) {
 		// An iteration's average is over the run's devices; an iteration
 		// where no device has an average is skipped.
-		latency = "SELECT " + d.f64("coalesce(sum(a), 0)") + ", " + d.i64("count(*)") + " FROM (SELECT sum(average_ms) / count(average_ms) AS a FROM " +
-			d.from(TableLatency) + w + " GROUP BY activation_id, iteration HAVING count(average_ms) > 0) AS i"
-		largs = wargs
+		var src []string
+		for _, from := range d.sources(TableLatency, w) {
+			src = append(src, "SELECT activation_id, iteration, average_ms FROM "+from)
+			largs = append(largs, wargs...)
+		}
+		latency = "SELECT " + d.f64("coalesce(sum(a), 0)") + ", " + d.i64("count(*)") + " FROM (SELECT sum(average_ms) / count(average_ms) AS a FROM (" +
+			strings.Join(src, " UNION ALL ") + ") AS l GROUP BY activation_id, iteration HAVING count(average_ms) > 0) AS i"
 	}
 	return
 }
