@@ -501,7 +501,8 @@ func (r *campaignRun) wait(ctx context.Context, txnID, cpeID int64) (Task, error
 		if txn.State != TaskPending && len(txn.Tasks) > 0 {
 			return txn.Tasks[0], nil
 		}
-		if r.head.Schedule.RequestDeviceConnect && len(txn.Tasks) > 0 && txn.Tasks[0].State == TaskPending &&
+		// A task an ACS restart cut off mid-session (SPV or results' GPV sent) needs a session too.
+		if r.head.Schedule.RequestDeviceConnect && len(txn.Tasks) > 0 && (txn.Tasks[0].State == TaskPending || txn.Tasks[0].Phase == PhaseSet || txn.Tasks[0].Phase == PhaseGetResults) &&
 			time.Since(lastConnect) >= r.e.cfg.ConnectRetry {
 			lastConnect = time.Now()
 			r.connect(ctx, cpeID)
