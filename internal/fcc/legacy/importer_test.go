@@ -53,20 +53,47 @@ func (h *hookStore) Insert(ctx context.Context, rows []results.Row) (int, error)
 }
 
 type env struct {
-	t     testing.TB
-	fccDB *sqlstore.DB
-	src   *sqlstore.DB
-	store *hookStore
-	gate  *gate
-	imp   *legacy.Importer
-	cfg   legacy.Config
+	t       testing.TB
+	fccDB   *sqlstore.DB
+	src     *sqlstore.DB
+	store   *hookStore
+	gate    *gate
+	imp     *legacy.Importer
+	cfg     legacy.Config
+	devices legacy.DeviceLookup
 }
 
 func testConfig() legacy.Config {
 	return legacy.Config{Enabled: true, BatchSize: 100, WindowSettle: time.Hour, Zone: "UTC", StaleAfter: time.Minute}
 }
 
+// envOpts varies an env: nil fields keep the defaults (a DuckDB store in
+// the test's directory; every serial but LEG000003 resolves).
+type envOpts struct {
+	edit    func(*legacy.Config)
+	store   func(t testing.TB) results.Store
+	devices legacy.DeviceLookup
+}
+
 func newEnv(t testing.TB, d sqlstore.Dialect, edit func(*legacy.Config)) *env {
+	t.Helper()
+	return newEnvOpts(t, d, envOpts{edit: edit})
+}
+
+func openDuckDB(t testing.TB) results.Store {
+	t.Helper()
+	duck, err := results.OpenDuckDB(filepath.Join(t.TempDir(), results.DuckDBFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := duck.Migrate(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { duck.Close() })
+	return duck
+}
+
+func newEnvOpts(t testing.TB, d sqlstore.Dialect, o envOpts) *env {
 	t.Helper()
 	ctx := context.Background()
 	fccDB := sqltest.Open(t, d)
@@ -77,26 +104,11 @@ func newEnv(t testing.TB, d sqlstore.Dialect, edit func(*legacy.Config)) *env {
 	if err := legacy.CreateSource(ctx, src); err != nil {
 		t.Fatal(err)
 	}
-	duck, err := results.OpenDuckDB(filepath.Join(t.TempDir(), results.DuckDBFile))
-	if err != nil {
-		t.Fatal(err)
+	if o.store == nil {
+		o.store = openDuckDB
 	}
-	if err := duck.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { duck.Close() })
-	e := &env{t: t, fccDB: fccDB, src: src, store: &hookStore{Store: duck}, gate: &gate{}, cfg: testConfig()}
-	e.gate.state.Store(results.StateUp)
-	if edit != nil {
-		edit(&e.cfg)
-	}
-	e.imp = e.open()
-	return e
-}
-
-func (e *env) open() *legacy.Importer {
-	imp, err := legacy.New(context.Background(), e.cfg, legacy.Deps{FCC: e.fccDB, Source: e.src, Store: e.store, Gate: e.gate,
-		Devices: func(_ context.Context, serials []string) (map[string]int64, error) {
+	if o.devices == nil {
+		o.devices = func(_ context.Context, serials []string) (map[string]int64, error) {
 			out := map[string]int64{}
 			for i, s := range serials {
 				if s != "LEG000003" { // one serial the ACS does not know
@@ -104,7 +116,19 @@ func (e *env) open() *legacy.Importer {
 				}
 			}
 			return out, nil
-		}})
+		}
+	}
+	e := &env{t: t, fccDB: fccDB, src: src, store: &hookStore{Store: o.store(t)}, gate: &gate{}, cfg: testConfig(), devices: o.devices}
+	e.gate.state.Store(results.StateUp)
+	if o.edit != nil {
+		o.edit(&e.cfg)
+	}
+	e.imp = e.open()
+	return e
+}
+
+func (e *env) open() *legacy.Importer {
+	imp, err := legacy.New(context.Background(), e.cfg, legacy.Deps{FCC: e.fccDB, Source: e.src, Store: e.store, Gate: e.gate, Devices: e.devices})
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -1,11 +1,13 @@
 package legacy
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -314,7 +316,11 @@ func (im *Importer) loop(ctx context.Context, p *pass) error {
 
 type storeError struct{ error }
 
-// batch writes valid rows and commits the cursor past them.
+// batch writes valid rows and commits the cursor past them. Per batch the
+// campaign database sees a fixed number of statements whatever the rows
+// hold: anchors and runs come from the importer's caches (a statement only
+// for a key never met), and the device snapshot and the cursor commit
+// together in one transaction of multi-row inserts.
 func (im *Importer) batch(ctx context.Context, p *pass, rows []srcRow) error {
 	db := im.d.FCC
 	kl := string(p.kind)
@@ -323,20 +329,34 @@ func (im *Importer) batch(ctx context.Context, p *pass, rows []srcRow) error {
 	}
 	out := make([]results.Row, len(rows))
 	var q quality
-	deviceRun := map[deviceKey]struct{}{}
+	// Local maps: a batch has few distinct user groups and runs, so the
+	// importer's locked caches are asked once per key, not once per row.
+	anchors := map[int64]anchor{}
+	runs := map[runKey]int64{}
+	pairs := map[deviceKey]struct{}{}
 	for i := range rows {
-		a, err := im.anchor(ctx, rows[i].ug, p.kind)
-		if err != nil {
-			return err
+		r := &rows[i]
+		a, ok := anchors[r.ug]
+		if !ok {
+			var err error
+			if a, err = im.anchor(ctx, r.ug, p.kind); err != nil {
+				return err
+			}
+			anchors[r.ug] = a
 		}
-		run, err := im.run_(ctx, a, rows[i].run, rows[i].start.in(p.loc))
-		if err != nil {
-			return err
+		rk := runKey{a.id, r.run}
+		run, ok := runs[rk]
+		if !ok {
+			var err error
+			if run, err = im.run_(ctx, a, r.run, r.start.in(p.loc)); err != nil {
+				return err
+			}
+			runs[rk] = run
 		}
-		out[i] = im.convert(p, &rows[i], a, run, &q)
-		deviceRun[deviceKey{run, rows[i].serial.String}] = struct{}{}
+		out[i] = im.convert(p, r, a, run, &q)
+		pairs[deviceKey{run, r.serial.String}] = struct{}{}
 	}
-	snap, unresolved, err := im.snapshot(ctx, deviceRun)
+	fresh, ids, err := im.resolve(ctx, pairs)
 	if err != nil {
 		return err
 	}
@@ -344,19 +364,31 @@ func (im *Importer) batch(ctx context.Context, p *pass, rows []srcRow) error {
 	if err != nil {
 		return storeError{err}
 	}
+	// The snapshot is written after the store insert and with the cursor:
+	// a batch that failed before this point is read again (its pending
+	// range) and its pairs recomputed from the rows, so nothing is lost,
+	// and a commit that fails leaves neither half.
 	last := rows[len(rows)-1]
 	var it any = int64(last.iteration)
-	err = lostIfNone(db.ExecContext(ctx, db.Rebind(`UPDATE fcc_legacy_import SET rows_read = rows_read + ?, rows_written = rows_written + ?,
-		rows_skipped = rows_skipped + ?, bytes_overflow_count = bytes_overflow_count + ?, tier_parse_failed = tier_parse_failed + ?,
-		status_unknown_count = status_unknown_count + ?, properties_missing_count = properties_missing_count + ?,
-		devices_unresolved = devices_unresolved + ?, cursor_result_id = ?, cursor_ug_id = ?, cursor_serial = ?, cursor_direction = ?,
-		cursor_started_at = ?, cursor_iteration = ?, pending_result_id = NULL, pending_from_id = NULL, pending_ug_id = NULL,
-		heartbeat_us = ? WHERE kind = ? AND run_id = ?`),
-		len(rows), n, len(rows)-n, q.bytesOverflow, q.tierFailed, q.statusUnknown, q.propsMissing, unresolved,
-		last.id, last.ug, last.serial.String, last.direction, Naive(last.start.wall), it, im.now().UnixMicro(), kl, p.runID))
+	var snap, unresolved int64
+	err = db.InTx(ctx, func(tx *sql.Tx) error {
+		var err error
+		if snap, unresolved, err = im.snapshot(ctx, tx, fresh, ids); err != nil {
+			return err
+		}
+		return lostIfNone(tx.ExecContext(ctx, db.Rebind(`UPDATE fcc_legacy_import SET rows_read = rows_read + ?, rows_written = rows_written + ?,
+			rows_skipped = rows_skipped + ?, bytes_overflow_count = bytes_overflow_count + ?, tier_parse_failed = tier_parse_failed + ?,
+			status_unknown_count = status_unknown_count + ?, properties_missing_count = properties_missing_count + ?,
+			devices_unresolved = devices_unresolved + ?, cursor_result_id = ?, cursor_ug_id = ?, cursor_serial = ?, cursor_direction = ?,
+			cursor_started_at = ?, cursor_iteration = ?, pending_result_id = NULL, pending_from_id = NULL, pending_ug_id = NULL,
+			heartbeat_us = ? WHERE kind = ? AND run_id = ?`),
+			len(rows), n, len(rows)-n, q.bytesOverflow, q.tierFailed, q.statusUnknown, q.propsMissing, unresolved,
+			last.id, last.ug, last.serial.String, last.direction, Naive(last.start.wall), it, im.now().UnixMicro(), kl, p.runID))
+	})
 	if err != nil {
 		return err
 	}
+	im.remember(fresh)
 	im.m.rowsRead.WithLabelValues(kl).Add(float64(len(rows)))
 	im.m.rowsWritten.WithLabelValues(kl).Add(float64(n))
 	im.m.rowsSkipped.WithLabelValues(kl).Add(float64(len(rows) - n))
@@ -455,9 +487,10 @@ func (im *Importer) run_(ctx context.Context, a anchor, runNo int, start time.Ti
 	return id, nil
 }
 
-// snapshot records the devices of the batch's runs not seen before; it
-// returns how many were snapshotted and how many stayed unresolved.
-func (im *Importer) snapshot(ctx context.Context, pairs map[deviceKey]struct{}) (int64, int64, error) {
+// resolve picks the batch's (run, serial) pairs not snapshotted before
+// and resolves their serials. It runs outside the batch transaction: the
+// device lookup may use the same pool, which on SQLite is one connection.
+func (im *Importer) resolve(ctx context.Context, pairs map[deviceKey]struct{}) ([]deviceKey, map[string]int64, error) {
 	im.mu.Lock()
 	var fresh []deviceKey
 	for k := range pairs {
@@ -466,47 +499,93 @@ func (im *Importer) snapshot(ctx context.Context, pairs map[deviceKey]struct{}) 
 		}
 	}
 	im.mu.Unlock()
-	if len(fresh) == 0 {
-		return 0, 0, nil
+	if len(fresh) == 0 || im.d.Devices == nil {
+		return fresh, nil, nil
 	}
-	ids := map[string]int64{}
-	if im.d.Devices != nil {
-		serials := make([]string, 0, len(fresh))
-		for _, k := range fresh {
-			serials = append(serials, k.serial)
-		}
-		var err error
-		if ids, err = im.d.Devices(ctx, serials); err != nil {
-			return 0, 0, fmt.Errorf("resolving legacy serials: %w", err)
-		}
+	serials := make([]string, 0, len(fresh))
+	for _, k := range fresh {
+		serials = append(serials, k.serial)
 	}
-	var snap, unresolved int64
-	db := im.d.FCC
-	now := im.now()
+	ids, err := im.d.Devices(ctx, serials)
+	if err != nil {
+		return nil, nil, fmt.Errorf("resolving legacy serials: %w", err)
+	}
+	return fresh, ids, nil
+}
+
+// snapshotChunk bounds one multi-row INSERT into fcc_run_devices: 5
+// parameters a row, so 5,000, well under SQLite's 32,766 and PostgreSQL's
+// 65,535; a batch of 10,000 new pairs is 10 statements.
+const snapshotChunk = 1000
+
+// snapshot records the fresh pairs whose serial resolved, in (run, device)
+// order: the SPEED and LATENCY passes snapshot the same runs at the same
+// time, and taking the unique-index locks in one order keeps their
+// transactions from deadlocking. It returns how many rows were new and how
+// many pairs stayed unresolved.
+func (im *Importer) snapshot(ctx context.Context, tx *sql.Tx, fresh []deviceKey, ids map[string]int64) (int64, int64, error) {
+	type dev struct {
+		run, cpe int64
+		serial   string
+	}
+	devs := make([]dev, 0, len(fresh))
+	var unresolved int64
 	for _, k := range fresh {
 		cpe, ok := ids[k.serial]
 		if !ok {
 			unresolved++
 			continue
 		}
-		res, err := db.ExecContext(ctx, db.Rebind(`INSERT INTO fcc_run_devices (run_id, cpe_id, serial, state, seq, updated_at) VALUES (?, ?, ?, ?, 0, ?)
-			ON CONFLICT (run_id, cpe_id) DO NOTHING`), k.run, cpe, k.serial, string(fccwire.DeviceDone), now)
-		if err != nil {
-			return 0, 0, err
+		devs = append(devs, dev{k.run, cpe, k.serial})
+	}
+	slices.SortFunc(devs, func(a, b dev) int {
+		if c := cmp.Compare(a.run, b.run); c != 0 {
+			return c
 		}
-		if c, _ := res.RowsAffected(); c == 1 {
-			snap++
+		if c := cmp.Compare(a.cpe, b.cpe); c != 0 {
+			return c
+		}
+		return strings.Compare(a.serial, b.serial)
+	})
+	db := im.d.FCC
+	now := im.now()
+	state := string(fccwire.DeviceDone)
+	var snap int64
+	var b strings.Builder
+	for start := 0; start < len(devs); start += snapshotChunk {
+		part := devs[start:min(start+snapshotChunk, len(devs))]
+		b.Reset()
+		b.WriteString(`INSERT INTO fcc_run_devices (run_id, cpe_id, serial, state, seq, updated_at) VALUES `)
+		args := make([]any, 0, 5*len(part))
+		for i, d := range part {
+			if i > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(`(?, ?, ?, ?, 0, ?)`)
+			args = append(args, d.run, d.cpe, d.serial, state, now)
+		}
+		b.WriteString(` ON CONFLICT (run_id, cpe_id) DO NOTHING`)
+		res, err := tx.ExecContext(ctx, db.Rebind(b.String()), args...)
+		if err != nil {
+			return 0, 0, fmt.Errorf("snapshotting legacy devices: %w", err)
+		}
+		if c, err := res.RowsAffected(); err == nil {
+			snap += c
 		}
 	}
+	return snap, unresolved, nil
+}
+
+// remember marks pairs as snapshotted once their transaction committed.
+func (im *Importer) remember(fresh []deviceKey) {
 	im.mu.Lock()
+	defer im.mu.Unlock()
 	if len(im.seen)+len(fresh) > cacheBound {
 		clear(im.seen)
 	}
 	for _, k := range fresh {
 		im.seen[k] = struct{}{}
 	}
-	im.mu.Unlock()
-	return snap, unresolved, nil
 }
 
 type metrics struct {
