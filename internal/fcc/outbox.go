@@ -325,10 +325,19 @@ func (s *Service) expireRuns(ctx context.Context, now time.Time) (int, error) {
 		ids = append(ids, id)
 	}
 	rows.Close()
+	return s.moveEach(ctx, ids, func(tx *sql.Tx, _ int, id int64) (bool, error) {
+		return s.failRun(ctx, tx, id, "ACTIVATION_EXPIRED: window start older than svc.fcc.activation-max-delay", fccwire.StopActivationExpired)
+	})
+}
+
+// moveEach applies move to each run in a transaction of its own (one
+// run's failure leaves the others' moves committed) and counts the runs
+// that moved.
+func (s *Service) moveEach(ctx context.Context, ids []int64, move func(tx *sql.Tx, i int, id int64) (bool, error)) (int, error) {
 	n := 0
-	for _, id := range ids {
+	for i, id := range ids {
 		err := s.store.db.InTx(ctx, func(tx *sql.Tx) error {
-			moved, err := s.failRun(ctx, tx, id, "ACTIVATION_EXPIRED: window start older than svc.fcc.activation-max-delay", fccwire.StopActivationExpired)
+			moved, err := move(tx, i, id)
 			if moved {
 				n++
 			}

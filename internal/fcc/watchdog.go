@@ -44,22 +44,11 @@ func (s *Service) watchdogOnce(ctx context.Context) (int, error) {
 		}
 	}
 	rows.Close()
-	n := 0
-	for i, id := range ids {
+	return s.moveEach(ctx, ids, func(tx *sql.Tx, i int, id int64) (bool, error) {
 		from, to, reason := RunRunning, RunFinished, ReasonWatchdog
 		if i >= finish {
 			from, to, reason = RunStopping, RunStopped, ReasonForcedStop
 		}
-		err := s.store.db.InTx(ctx, func(tx *sql.Tx) error {
-			moved, err := s.moveRun(ctx, tx, id, []string{from}, to, reason)
-			if moved {
-				n++
-			}
-			return err
-		})
-		if err != nil {
-			return n, err
-		}
-	}
-	return n, nil
+		return s.moveRun(ctx, tx, id, []string{from}, to, reason)
+	})
 }
