@@ -68,6 +68,13 @@ type faultFigures struct {
 	finishReason     string // the run's reason on the campaign service
 }
 
+// TestCampaignFaults runs the campaign chain as it runs in production,
+// in separate processes, and breaks one piece mid-campaign: the ACS or the
+// campaign service is killed (SIGKILL, no clean-up) and started again, or
+// the grid server goes away and comes back. The campaign must still
+// complete with every (device, direction, iteration) result stored
+// exactly once, and the ACS must not have measured anything twice. Each
+// case logs its row of the table in BENCHMARKS.md.
 func TestCampaignFaults(t *testing.T) {
 	bin := buildCpesuite(t, t.TempDir())
 	cases := []struct {
