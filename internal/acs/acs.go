@@ -163,9 +163,9 @@ func (a *ACS) ConnectionRequest(ctx context.Context, id int64) error {
 	if err != nil {
 		return err
 	}
-	if err := a.cr.Request(ctx, d); err != nil {
-		return err
-	}
-	now := a.now()
-	return a.store.MarkOnline(ctx, id, now, a.onlineUntil(now, d.PeriodicInterval))
+	// The outcome on the tasks and the online mark go in one commit.
+	return a.cr.requestAndRecord(ctx, d, func() (time.Time, time.Time) {
+		now := a.now()
+		return now, a.onlineUntil(now, d.PeriodicInterval)
+	})
 }

@@ -66,13 +66,30 @@ func newConnRequester(cfg ConnRequestConfig, store *Store, log *slog.Logger) *Co
 // Request sends the connection request, retrying, and records the outcome
 // on the device's open tasks.
 func (c *ConnRequester) Request(ctx context.Context, d Device) error {
+	return c.requestAndRecord(ctx, d, nil)
+}
+
+// requestAndRecord is Request; on success, online (when set) gives the
+// contact time and online window to record in the same commit as the
+// outcome.
+func (c *ConnRequester) requestAndRecord(ctx context.Context, d Device, online func() (at, until time.Time)) error {
 	err := c.request(ctx, d)
 	now := time.Now()
 	msg := ""
 	if err != nil {
 		msg = err.Error()
 	}
-	if rerr := c.store.RecordConnectionRequest(context.WithoutCancel(ctx), d.ID, now, msg); rerr != nil {
+	var rerr error
+	if err == nil && online != nil {
+		at, until := online()
+		rerr = c.store.recordConnectionRequestOnline(context.WithoutCancel(ctx), d.ID, now, at, until)
+		if rerr != nil {
+			// The device was reached but that is not stored: the caller
+			// learns of it, as it did when the online mark was separate.
+			c.log.Error("recording connection request", "device", d.ID, "err", rerr)
+			return rerr
+		}
+	} else if rerr = c.store.RecordConnectionRequest(context.WithoutCancel(ctx), d.ID, now, msg); rerr != nil {
 		c.log.Error("recording connection request", "device", d.ID, "err", rerr)
 	}
 	if err == nil {

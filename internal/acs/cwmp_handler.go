@@ -348,17 +348,11 @@ func (a *ACS) answer(ctx context.Context, sess *session, env *cwmp.Envelope) err
 	} else {
 		out = applyResponse(t, sess.dataModel, env.Body)
 	}
-	if len(out.params) > 0 {
-		if err := a.store.MergeParams(ctx, sess.deviceID, out.params); err != nil {
-			return err
-		}
-		// The interval drives the online window, so a value read or set
-		// in a session counts as much as one from an Inform.
-		if n, ok := periodicInterval(out.params); ok {
-			if err := a.store.SetPeriodicInterval(ctx, sess.deviceID, n); err != nil {
-				return err
-			}
-		}
+	periodic := -1
+	// The interval drives the online window, so a value read or set in a
+	// session counts as much as one from an Inform.
+	if n, ok := periodicInterval(out.params); ok && len(out.params) > 0 {
+		periodic = n
 	}
 	t.State, t.Phase = out.state, out.phase
 	if out.result != nil {
@@ -373,7 +367,13 @@ func (a *ACS) answer(ctx context.Context, sess *session, env *cwmp.Envelope) err
 		now := a.now().UTC()
 		t.FinishedAt = &now
 	}
-	return a.finish(ctx, t)
+	if err := a.store.SaveAnswer(ctx, sess.deviceID, out.params, periodic, t); err != nil {
+		return err
+	}
+	if !t.Open() {
+		a.notify.notify(t.TransactionID)
+	}
+	return nil
 }
 
 // sendNext sends the next RPC of the device's queue, or ends the session

@@ -487,26 +487,31 @@ func (s *Store) MergeParams(ctx context.Context, id int64, p Params) error {
 	if len(p) == 0 {
 		return nil
 	}
-	_, err := s.exec(ctx, s.q(`UPDATE acs_devices SET params = `+s.mergeParams("params", s.jsonParam())+`, updated_at = ? WHERE id = ?`),
-		p.JSON(), time.Now().UTC(), id)
+	_, err := s.exec(ctx, s.mergeParamsQuery(), p.JSON(), time.Now().UTC(), id)
 	return err
 }
+
+func (s *Store) mergeParamsQuery() string {
+	return s.q(`UPDATE acs_devices SET params = ` + s.mergeParams("params", s.jsonParam()) + `, updated_at = ? WHERE id = ?`)
+}
+
+const periodicQuery = `UPDATE acs_devices SET periodic_interval = ?, updated_at = ? WHERE id = ?`
 
 // SetPeriodicInterval records the device's periodic inform interval in
 // seconds, learnt outside an Inform (a GPV or SPV result).
 func (s *Store) SetPeriodicInterval(ctx context.Context, id int64, seconds int) error {
-	_, err := s.exec(ctx, s.q(`UPDATE acs_devices SET periodic_interval = ?, updated_at = ? WHERE id = ?`),
-		seconds, time.Now().UTC(), id)
+	_, err := s.exec(ctx, s.q(periodicQuery), seconds, time.Now().UTC(), id)
 	return err
 }
 
 // MarkOnline records a contact that proves the device reachable until
 // until (a successful connection request, or a session message).
 func (s *Store) MarkOnline(ctx context.Context, id int64, at, until time.Time) error {
-	_, err := s.exec(ctx, s.q(`UPDATE acs_devices SET online = ?, online_until = ?, last_contact_at = ? WHERE id = ?`),
-		true, until.UTC(), at.UTC(), id)
+	_, err := s.exec(ctx, s.q(markOnlineQuery), true, until.UTC(), at.UTC(), id)
 	return err
 }
+
+const markOnlineQuery = `UPDATE acs_devices SET online = ?, online_until = ?, last_contact_at = ? WHERE id = ?`
 
 // SweepOffline flips devices whose online window has passed to offline.
 func (s *Store) SweepOffline(ctx context.Context, now time.Time) (int64, error) {

@@ -168,6 +168,35 @@ func (s *Store) DeviceTasks(ctx context.Context, deviceID int64, limit int) ([]T
 
 // SaveTask persists the mutable fields of t.
 func (s *Store) SaveTask(ctx context.Context, t *Task) error {
+	return s.saveTask(ctx, s.exec, t)
+}
+
+// SaveAnswer stores what a CPE's answer brought in one commit: params
+// merged into the device's cache, its periodic interval when the answer
+// carried one (periodic >= 0), and the task. Sessions made these three
+// commits per answer; a diagnostic has two answers.
+func (s *Store) SaveAnswer(ctx context.Context, deviceID int64, params Params, periodic int, t *Task) error {
+	return s.db.InTx(ctx, func(tx *sql.Tx) error {
+		exec := func(ctx context.Context, q string, args ...any) (sql.Result, error) {
+			return s.txExec(ctx, tx, q, args...)
+		}
+		if len(params) > 0 {
+			if _, err := exec(ctx, s.mergeParamsQuery(), params.JSON(), time.Now().UTC(), deviceID); err != nil {
+				return err
+			}
+		}
+		if periodic >= 0 {
+			if _, err := exec(ctx, s.q(periodicQuery), periodic, time.Now().UTC(), deviceID); err != nil {
+				return err
+			}
+		}
+		return s.saveTask(ctx, exec, t)
+	})
+}
+
+type execFunc func(ctx context.Context, query string, args ...any) (sql.Result, error)
+
+func (s *Store) saveTask(ctx context.Context, exec execFunc, t *Task) error {
 	t.UpdatedAt = time.Now().UTC()
 	var result, faultString, faultDetail any
 	var faultCode any
@@ -187,7 +216,7 @@ func (s *Store) SaveTask(ctx context.Context, t *Task) error {
 	if t.FinishedAt != nil {
 		finished = t.FinishedAt.UTC()
 	}
-	res, err := s.exec(ctx, s.q(`UPDATE acs_tasks SET state = ?, phase = ?, result = ?, fault_code = ?, fault_string = ?,
+	res, err := exec(ctx, s.q(`UPDATE acs_tasks SET state = ?, phase = ?, result = ?, fault_code = ?, fault_string = ?,
 		fault_detail = ?, attempts = ?, updated_at = ?, started_at = ?, finished_at = ? WHERE id = ?`),
 		string(t.State), t.Phase, result, faultCode, faultString, faultDetail, t.Attempts, t.UpdatedAt, started, finished, t.ID)
 	if err != nil {
@@ -217,9 +246,23 @@ func (s *Store) CancelTask(ctx context.Context, id int64) (Task, error) {
 // RecordConnectionRequest notes a connection request attempt on the
 // device's open tasks, so a failure is visible on each task it delayed.
 func (s *Store) RecordConnectionRequest(ctx context.Context, deviceID int64, at time.Time, failure string) error {
-	_, err := s.exec(ctx, s.q(`UPDATE acs_tasks SET conn_req_count = conn_req_count + 1, conn_req_error = ?, conn_req_at = ?
-		WHERE device_id = ? AND state IN ('pending', 'running')`), failure, at.UTC(), deviceID)
+	_, err := s.exec(ctx, s.q(recordConnReqQuery), failure, at.UTC(), deviceID)
 	return err
+}
+
+const recordConnReqQuery = `UPDATE acs_tasks SET conn_req_count = conn_req_count + 1, conn_req_error = ?, conn_req_at = ?
+		WHERE device_id = ? AND state IN ('pending', 'running')`
+
+// recordConnectionRequestOnline is RecordConnectionRequest of a
+// successful request and MarkOnline, in one commit.
+func (s *Store) recordConnectionRequestOnline(ctx context.Context, deviceID int64, requestAt, contactAt, until time.Time) error {
+	return s.db.InTx(ctx, func(tx *sql.Tx) error {
+		if _, err := s.txExec(ctx, tx, s.q(recordConnReqQuery), "", requestAt.UTC(), deviceID); err != nil {
+			return err
+		}
+		_, err := s.txExec(ctx, tx, s.q(markOnlineQuery), true, until.UTC(), contactAt.UTC(), deviceID)
+		return err
+	})
 }
 
 // QueueDepth counts open tasks by state.
