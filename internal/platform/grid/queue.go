@@ -45,17 +45,20 @@ type QueueOptions struct {
 	// Memory keeps the queue in memory instead of on disk.
 	Memory bool
 	// MaxAckPending caps the messages delivered and not yet acknowledged,
-	// across the queue's workers. Default DefaultMaxAckPending. The
-	// server's own default (1000) would stop a consumer that holds a large
-	// buffer before its buffer fills: the campaign service's result
-	// ingestion holds up to svc.fcc.result.queue-capacity (10,000) rows.
-	// Every process that declares a queue sets the consumer's value (the
-	// last one wins), so processes sharing a queue should agree on it.
+	// across the queue's workers. Default DefaultMaxAckPending, the NATS
+	// server's own default, made explicit. It is also the grid's
+	// back-pressure: a consumer never holds more than this in memory, so
+	// a backlog stays in the durable queue instead of overflowing a
+	// consumer's buffer (raising it above the campaign service's
+	// svc.fcc.result.queue-capacity made a healthy but slower result store
+	// park a backlog as BUFFER_FULL). Every process that declares a queue
+	// sets the consumer's value (the last one wins), so processes sharing
+	// a queue should agree on it.
 	MaxAckPending int
 }
 
 // DefaultMaxAckPending is QueueOptions.MaxAckPending when unset.
-const DefaultMaxAckPending = 65536
+const DefaultMaxAckPending = 1000
 
 func (o QueueOptions) withDefaults() (QueueOptions, error) {
 	if o.AckWait < 0 || o.MaxAge < 0 || o.Duplicates < 0 || o.Replicas < 0 {
