@@ -25,15 +25,7 @@ func (s *ClickHouse) RunCounts(ctx context.Context, f Filter, activationIDs []in
 		return nil, s.errorf("counting run results", err)
 	}
 	defer rows.Close()
-	for rows.Next() {
-		var id int64
-		var c RunCounts
-		if err := rows.Scan(&id, &c.Results, &c.OK, &c.BelowTier, &c.Errors, &c.WANBusy); err != nil {
-			return nil, s.errorf("counting run results", err)
-		}
-		out[id] = c
-	}
-	if err := rows.Err(); err != nil {
+	if out, err = scanRunCounts(rows); err != nil {
 		return nil, s.errorf("counting run results", err)
 	}
 	return out, nil

@@ -22,15 +22,7 @@ func (s *DuckDB) RunCounts(ctx context.Context, f Filter, activationIDs []int64)
 		return nil, fmt.Errorf("counting run results: %w", err)
 	}
 	defer rows.Close()
-	for rows.Next() {
-		var id int64
-		var c RunCounts
-		if err := rows.Scan(&id, &c.Results, &c.OK, &c.BelowTier, &c.Errors, &c.WANBusy); err != nil {
-			return nil, fmt.Errorf("counting run results: %w", err)
-		}
-		out[id] = c
-	}
-	if err := rows.Err(); err != nil {
+	if out, err = scanRunCounts(rows); err != nil {
 		return nil, fmt.Errorf("counting run results: %w", err)
 	}
 	return out, nil

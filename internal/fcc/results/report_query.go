@@ -340,3 +340,25 @@ func reportRow(rec *record) (Row, error) {
 	}
 	return rec.row(t)
 }
+
+// rowCursor is what both engines' result cursors offer (database/sql's
+// Rows and the ClickHouse driver's Rows).
+type rowCursor interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+}
+
+// scanRunCounts reads the rows of runCountsQuery, on either engine.
+func scanRunCounts(rows rowCursor) (map[int64]RunCounts, error) {
+	out := map[int64]RunCounts{}
+	for rows.Next() {
+		var id int64
+		var c RunCounts
+		if err := rows.Scan(&id, &c.Results, &c.OK, &c.BelowTier, &c.Errors, &c.WANBusy); err != nil {
+			return nil, err
+		}
+		out[id] = c
+	}
+	return out, rows.Err()
+}
